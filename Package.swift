@@ -1,0 +1,66 @@
+// swift-tools-version: 6.1
+
+import PackageDescription
+
+let package = Package(
+    name: "NativeAuth",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "LenientJSON", targets: ["LenientJSON"]),
+        .library(name: "NativeAuth", targets: ["NativeAuth"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
+        ),
+        .target(name: "LenientJSON", dependencies: ["CJansson"]),
+        .target(
+            name: "NativeAuth",
+            dependencies: [
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
+        .testTarget(
+            name: "NativeAuthTests",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Runs parse, encode and error paths so that CI can check them under valgrind for leaks.
+        .executableTarget(
+            name: "LenientJSONLeakCheck",
+            dependencies: ["LenientJSON"],
+            path: "Tests/LenientJSONLeakCheck"
+        ),
+    ]
+)
+
+// One strictness for every target (Swift 6 language mode comes with the tools version).
+for target in package.targets where target.type != .system && target.type != .plugin {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+        ]
+}

@@ -1,0 +1,4 @@
+#ifndef NATIVEAUTH_CJANSSON_SHIM_H
+#define NATIVEAUTH_CJANSSON_SHIM_H
+#include <jansson.h>
+#endif
