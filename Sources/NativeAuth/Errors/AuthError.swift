@@ -1,0 +1,145 @@
+/// The one error type NativeAuth throws: a stable ``Code``, what was going on, and what the server said.
+///
+/// `AuthError` is an "open enum": ``Code`` is a struct with string raw values, so new codes can be
+/// added without breaking a caller's `switch`, and a code never changes once released. Two errors
+/// are equal when their codes are equal.
+///
+/// ```swift
+/// do {
+///     let token = try await authenticator.accessToken()
+/// } catch let error as AuthError where error.isLoginRequired {
+///     print("run `mytool login`")
+/// }
+/// ```
+///
+/// > Important: An `AuthError`'s text (``message``, ``hint``, ``description``, `debugDescription`
+/// > and its reflection) never contains a token or a secret. Text that comes from a server
+/// > (`error_description`) is passed through ``Redaction/scrub(_:)`` when the error is created, and
+/// > the underlying error is never printed.
+public struct AuthError: Error, Sendable {
+    /// A stable, machine-readable error code such as `login_required` or `timeout`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable string, for example `"token_exchange_failed"`.
+        public let rawValue: String
+
+        /// Creates a code; providers may define their own, but should prefer the standard ones.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public var description: String { rawValue }
+    }
+
+    /// What went wrong, as a stable code.
+    public var code: Code
+    /// A sentence for people saying what went wrong. Never contains a token.
+    public var message: String
+    /// What the person can do about it, when there is something to say ("run `tool login`").
+    public var hint: String?
+    /// What NativeAuth was doing, when known.
+    public var operation: AuthOperation?
+    /// The HTTP status of the response that caused the error, if there was one.
+    public var status: Int?
+    /// The OAuth `error` code the server sent (RFC 6749 §5.2, RFC 6750 §3.1), unchanged, such as
+    /// `invalid_grant` or a provider's own `bad_refresh_token`.
+    public var oauthError: String?
+    /// The server's `error_description`, scrubbed of anything that looks like a token.
+    public var oauthErrorDescription: String?
+    /// The server's `error_uri`, without its query or fragment.
+    public var oauthErrorURI: String?
+    /// Whether trying the same operation later may succeed (network trouble, timeouts, 429, 5xx,
+    /// a proxy's page instead of the server's answer). Tokens are kept on such errors.
+    public var isRetryable: Bool
+    /// The error underneath, for programs that inspect it. It is never part of the error's text.
+    public var underlying: (any Error)?
+
+    /// Creates an error. Text from outside (`message`, `hint`, OAuth fields) is scrubbed here.
+    ///
+    /// - Parameters:
+    ///   - code: What went wrong.
+    ///   - message: A sentence for people; see ``message``.
+    ///   - hint: What the person can do about it.
+    ///   - operation: What NativeAuth was doing.
+    ///   - status: The HTTP status of the response, if any.
+    ///   - oauthError: The server's OAuth `error` code, unchanged.
+    ///   - oauthErrorDescription: The server's `error_description`.
+    ///   - oauthErrorURI: The server's `error_uri`; its query and fragment are dropped.
+    ///   - isRetryable: Defaults to the code's usual retryability (``Code/isRetryableByDefault``).
+    ///   - underlying: The error underneath; kept for programs, never printed.
+    public init(
+        _ code: Code,
+        _ message: String,
+        hint: String? = nil,
+        operation: AuthOperation? = nil,
+        status: Int? = nil,
+        oauthError: String? = nil,
+        oauthErrorDescription: String? = nil,
+        oauthErrorURI: String? = nil,
+        isRetryable: Bool? = nil,
+        underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = Redaction.scrub(message)
+        self.hint = hint.map(Redaction.scrub)
+        self.operation = operation
+        self.status = status
+        self.oauthError = oauthError.map(Redaction.scrub)
+        self.oauthErrorDescription = oauthErrorDescription.map(Redaction.scrub)
+        self.oauthErrorURI = oauthErrorURI.map(Redaction.scrubURL)
+        self.isRetryable = isRetryable ?? code.isRetryableByDefault
+        self.underlying = underlying
+    }
+
+    /// Whether the person must sign in again: no refresh can help (``Code/loginRequired``).
+    public var isLoginRequired: Bool { code == .loginRequired }
+}
+
+extension AuthError: Equatable {
+    /// Errors are equal when their codes are: compare the ``code`` for the meaning, not the text.
+    public static func == (lhs: AuthError, rhs: AuthError) -> Bool { lhs.code == rhs.code }
+}
+
+extension AuthError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `code: message (details)`, for example
+    /// `refresh_failed: the token endpoint refused the refresh token (HTTP 400, invalid_grant)`.
+    public var description: String {
+        var details: [String] = []
+        if let status { details.append("HTTP \(status)") }
+        if let oauthError {
+            if let oauthErrorDescription, !oauthErrorDescription.isEmpty {
+                details.append("\(oauthError): \(oauthErrorDescription)")
+            } else {
+                details.append(oauthError)
+            }
+        }
+        let suffix = details.isEmpty ? "" : " (\(details.joined(separator: ", ")))"
+        return "\(code.rawValue): \(message)\(suffix)"
+    }
+
+    public var debugDescription: String {
+        var text = "AuthError(\(description)"
+        if let operation { text += ", operation: \(operation.rawValue)" }
+        if isRetryable { text += ", retryable" }
+        if let underlying { text += ", underlying: \(type(of: underlying))" }
+        return text + ")"
+    }
+
+    /// Reflection (`dump`, debuggers) shows the same safe fields as the description, and only the
+    /// type of the underlying error.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "code": code.rawValue,
+                "message": message,
+                "hint": hint as Any,
+                "operation": operation?.rawValue as Any,
+                "status": status as Any,
+                "oauthError": oauthError as Any,
+                "oauthErrorDescription": oauthErrorDescription as Any,
+                "oauthErrorURI": oauthErrorURI as Any,
+                "isRetryable": isRetryable,
+                "underlyingType": underlying.map { String(describing: type(of: $0)) } as Any,
+            ],
+            displayStyle: .struct
+        )
+    }
+}

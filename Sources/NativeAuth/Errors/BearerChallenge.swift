@@ -1,0 +1,94 @@
+/// A `Bearer` challenge from a `WWW-Authenticate` header (RFC 6750 §3), parsed leniently.
+///
+/// ```
+/// WWW-Authenticate: Bearer realm="example", error="invalid_token", error_description="expired"
+/// ```
+public struct BearerChallenge: Sendable, Equatable {
+    /// The challenge's parameters with lowercased names (`realm`, `error`, `scope`, …).
+    public var parameters: [String: String]
+
+    /// The `error` parameter (`invalid_token`, `insufficient_scope`, `invalid_request`).
+    public var error: String? { parameters["error"] }
+    /// The `error_description` parameter.
+    public var errorDescription: String? { parameters["error_description"] }
+    /// The `scope` parameter: the scopes the resource needs.
+    public var scope: String? { parameters["scope"] }
+
+    /// Parses the first `Bearer` challenge in a `WWW-Authenticate` value; `nil` when there is none.
+    public init?(headerValue: String) {
+        var scanner = ChallengeScanner(headerValue)
+        while let scheme = scanner.nextScheme() {
+            let parameters = scanner.parameters()
+            if scheme.lowercased() == "bearer" {
+                self.parameters = parameters
+                return
+            }
+        }
+        return nil
+    }
+}
+
+/// Splits `scheme param=value, param="quoted, value", Other-Scheme …` into schemes and parameters.
+private struct ChallengeScanner {
+    private let scalars: [Unicode.Scalar]
+    private var offset = 0
+
+    init(_ text: String) { scalars = Array(text.unicodeScalars) }
+
+    private var current: Unicode.Scalar? { offset < scalars.count ? scalars[offset] : nil }
+
+    private mutating func skip(while predicate: (Unicode.Scalar) -> Bool) {
+        while let scalar = current, predicate(scalar) { offset += 1 }
+    }
+
+    private mutating func token() -> String {
+        var text = ""
+        while let scalar = current, isTokenCharacter(scalar) {
+            text.unicodeScalars.append(scalar)
+            offset += 1
+        }
+        return text
+    }
+
+    private func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        !(scalar == " " || scalar == "\t" || scalar == "," || scalar == "=" || scalar == "\"")
+    }
+
+    mutating func nextScheme() -> String? {
+        skip { $0 == " " || $0 == "\t" || $0 == "," }
+        let scheme = token()
+        return scheme.isEmpty ? nil : scheme
+    }
+
+    /// Reads `name=value` pairs until the next scheme (a token not followed by `=`) or the end.
+    mutating func parameters() -> [String: String] {
+        var result: [String: String] = [:]
+        while true {
+            skip { $0 == " " || $0 == "\t" || $0 == "," }
+            let start = offset
+            let name = token()
+            skip { $0 == " " || $0 == "\t" }
+            guard !name.isEmpty, current == "=" else {
+                offset = start  // a new scheme, or the end
+                return result
+            }
+            offset += 1
+            skip { $0 == " " || $0 == "\t" }
+            result[name.lowercased()] = current == "\"" ? quoted() : token()
+        }
+    }
+
+    private mutating func quoted() -> String {
+        offset += 1  // opening quote
+        var text = ""
+        while let scalar = current, scalar != "\"" {
+            if scalar == "\\", offset + 1 < scalars.count {
+                offset += 1
+            }
+            text.unicodeScalars.append(scalars[offset])
+            offset += 1
+        }
+        if current == "\"" { offset += 1 }
+        return text
+    }
+}

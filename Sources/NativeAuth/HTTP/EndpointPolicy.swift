@@ -1,0 +1,43 @@
+public import Foundation
+
+/// Which URLs NativeAuth sends requests to: HTTPS everywhere, plain HTTP only to the loopback
+/// interface (RFC 8252 §8.3 and the security defaults in the design).
+public enum EndpointPolicy {
+    /// Whether `host` names this machine's loopback interface: `127.0.0.0/8`, `::1` or `localhost`.
+    public static func isLoopback(host: String) -> Bool {
+        var host = host.lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return false }
+        return octets[0] == "127"
+    }
+
+    /// Checks that `url` may carry OAuth traffic: `https`, or `http` to a loopback host.
+    ///
+    /// - Throws: ``AuthError`` with code ``AuthError/Code/configurationInvalid`` naming the URL's
+    ///   scheme and host (never its query).
+    public static func validate(_ url: URL) throws(AuthError) {
+        let scheme = url.scheme?.lowercased()
+        guard let host = url.host, !host.isEmpty else {
+            throw AuthError(.configurationInvalid, "the URL \(Redaction.scrubURL(url.absoluteString)) has no host")
+        }
+        switch scheme {
+        case "https":
+            return
+        case "http" where isLoopback(host: host):
+            return
+        case "http":
+            throw AuthError(
+                .configurationInvalid,
+                "refusing to send a request to \(host) over plain HTTP",
+                hint: "use an https:// URL; plain http:// is allowed only for 127.0.0.1, ::1 and localhost"
+            )
+        default:
+            throw AuthError(
+                .configurationInvalid,
+                "the URL scheme \(scheme ?? "(none)") is not supported for \(host); use https"
+            )
+        }
+    }
+}

@@ -1,0 +1,20 @@
+public import Foundation
+public import HTTPTypes
+
+/// Sends one HTTP request and returns the response: the seam between NativeAuth and the network.
+///
+/// ``URLSessionTransport`` is the standard implementation. Tests and adopters can pass any other,
+/// such as a closure-backed fake.
+///
+/// ### Implementation requirements
+/// - Return every response the server sends, whatever its status: 4xx and 5xx are not errors at
+///   this level. Throw only when there is no response (``AuthError/Code/network``,
+///   ``AuthError/Code/timeout``, ``AuthError/Code/responseTooLarge``, `CancellationError`).
+/// - Never follow redirects: return the 3xx response. OAuth endpoints must not be redirected, and
+///   a redirect would carry the request's credentials elsewhere.
+/// - Honour task cancellation.
+/// - Never log header values or bodies: they carry tokens and secrets.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` with an optional body and returns the response with its whole body.
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data)
+}

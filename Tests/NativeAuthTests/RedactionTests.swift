@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import LenientJSON
+import NativeAuth
+import Testing
+
+@Suite struct RedactionTests {
+    // Shapes of real secrets: a GitHub token, a JWT, a django-oauth-toolkit token, a client secret, a hex token.
+    static let secrets = [
+        "gho_16C7e42F292c6912E7710c838347Ae178B4a",
+        "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
+        "p8VzGx2Q1fKbW7mRtYcN4sLdHjE9aU",
+        "s3cr3t-Client-Secret-Value-0001",
+        "4f2c9a7e1b3d5f608a9c0e1d2b3c4d5e6f708192",
+    ]
+
+    /// Every text form of an error: what a program, a log line or a debugger could show.
+    static func texts(of error: AuthError) -> [String] {
+        var dumped = ""
+        dump(error, to: &dumped)
+        return [
+            error.description, String(reflecting: error), "\(error)", error.message, error.hint ?? "",
+            error.oauthErrorDescription ?? "", error.oauthErrorURI ?? "", dumped,
+            String(describing: error.localizedDescription),
+        ]
+    }
+
+    static func expectNoSecrets(in error: AuthError, sourceLocation: SourceLocation = #_sourceLocation) {
+        for text in texts(of: error) {
+            for secret in secrets {
+                #expect(!text.contains(secret), "leaked in: \(text)", sourceLocation: sourceLocation)
+                // Not even a recognisable half of it.
+                #expect(!text.contains(secret.prefix(secret.count / 2)), sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    @Test func serverTextThatEchoesSecretsIsScrubbed() {
+        let description =
+            "Invalid refresh token \(Self.secrets[0]) for client \(Self.secrets[3]), id_token \(Self.secrets[1])"
+        let body = """
+            {"error":"invalid_grant","error_description":"\(description)","error_uri":"https://acme.example/errors?token=\(Self.secrets[2])"}
+            """
+        let failure = AuthFailure(
+            operation: .refresh,
+            response: HTTPResponse(status: .badRequest, headerFields: [.contentType: "application/json"]),
+            body: Data(body.utf8)
+        )
+        let error = StandardErrorMapper().mapFailure(failure)
+        #expect(error.code == .loginRequired)
+        #expect(error.oauthErrorDescription?.contains("Invalid refresh token") == true)
+        #expect(error.oauthErrorURI == "https://acme.example/errors")
+        Self.expectNoSecrets(in: error)
+        #expect(!"\(failure)".contains(Self.secrets[0]))
+    }
+
+    @Test func aBearerChallengeThatEchoesTheTokenIsScrubbed() {
+        let header = #"Bearer error="invalid_token", error_description="token \#(Self.secrets[4]) expired""#
+        let failure = AuthFailure(
+            operation: .apiRequest,
+            response: HTTPResponse(status: .unauthorized, headerFields: [.wwwAuthenticate: header])
+        )
+        let error = StandardErrorMapper().mapFailure(failure)
+        #expect(error.code == .invalidToken)
+        Self.expectNoSecrets(in: error)
+    }
+
+    @Test func aMalformedTokenResponseIsNotQuoted() throws {
+        // A broken token response: the parse error points into the token itself.
+        let body = #"{"access_token": "\#(Self.secrets[2])\u00zz", "refresh_token": "\#(Self.secrets[0])"}"#
+        let parseError = try #require(StandardErrorMapperTests.parseError(body))
+        #expect((parseError.snippet?.count ?? 0) <= JSONParseError.maxSnippetLength + 1)
+        let error = StandardErrorMapper().mapFailure(
+            AuthFailure(
+                operation: .tokenExchange,
+                response: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+                body: Data(body.utf8),
+                underlying: parseError
+            )
+        )
+        #expect(error.code == .responseMalformed)
+        #expect(error.message.contains("line 1"))
+        Self.expectNoSecrets(in: error)
+    }
+
+    @Test func anUnderlyingErrorIsNeverPrinted() {
+        struct LeakyError: Error, CustomStringConvertible {
+            var description: String { "request failed with token \(RedactionTests.secrets[0])" }
+        }
+        let error = AuthError(.network, "could not reach 127.0.0.1", underlying: LeakyError())
+        Self.expectNoSecrets(in: error)
+        #expect(String(reflecting: error).contains("LeakyError"))
+    }
+
+    @Test func messagesBuiltWithSecretsAreScrubbed() {
+        let error = AuthError(
+            .configurationInvalid,
+            "bad secret \(Self.secrets[3])",
+            hint: "check \(Self.secrets[3])",
+            oauthError: Self.secrets[2]
+        )
+        Self.expectNoSecrets(in: error)
+    }
+
+    @Test func ordinaryTextIsKept() {
+        let text =
+            "the server refused: invalid_grant; see https://docs.github.com/apps/troubleshooting-oauth-app-access-token-request-errors (HTTP 400)"
+        #expect(Redaction.scrub(text) == text)
+        #expect(Redaction.scrub("ERR_CONNECTION_REFUSED_BY_THE_PEER") == "ERR_CONNECTION_REFUSED_BY_THE_PEER")
+        #expect(Redaction.scrub("token=\(Self.secrets[0]);") == "token=[redacted];")
+        #expect(Redaction.scrub("known abc", secrets: ["abc"]) == "known [redacted]")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A request as the test server saw it.
+struct TestRequest: Sendable {
+    var method: String
+    var uri: String
+    var headers: [(String, String)]
+    var body: Data
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}
+
+/// What the test server answers.
+struct TestResponse: Sendable {
+    var status: Int = 200
+    var headers: [(String, String)] = []
+    var body: Data = Data()
+    /// Wait this long before answering.
+    var delay: Duration = .zero
+    /// Send the body chunked, without a `Content-Length`.
+    var chunked = false
+
+    static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> TestResponse {
+        TestResponse(
+            status: status,
+            headers: [("Content-Type", "application/json")] + headers,
+            body: Data(text.utf8)
+        )
+    }
+
+    static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> TestResponse {
+        TestResponse(status: status, headers: [("Content-Type", contentType)], body: Data(text.utf8))
+    }
+}
+
+/// A real HTTP/1.1 server on 127.0.0.1 and an ephemeral port, built on SwiftNIO, answering with a closure.
+final class TestHTTPServer: Sendable {
+    typealias Handler = @Sendable (TestRequest) async -> TestResponse
+
+    let port: Int
+    private let channel: any Channel
+    private let serving: Task<Void, Never>
+
+    private init(port: Int, channel: any Channel, serving: Task<Void, Never>) {
+        self.port = port
+        self.channel = channel
+        self.serving = serving
+    }
+
+    func url(_ path: String) -> URL {
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = "127.0.0.1"
+        components.port = port
+        components.path = path
+        guard let url = components.url else { preconditionFailure("not a URL path: \(path)") }
+        return url
+    }
+
+    static func start(_ handler: @escaping Handler) async throws -> TestHTTPServer {
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                        wrappingChannelSynchronously: channel
+                    )
+                }
+            }
+        let port = server.channel.localAddress?.port ?? 0
+        let channel = server.channel
+        let serving = Task<Void, Never> {
+            _ = try? await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        group.addTask { try? await serve(connection, handler: handler) }
+                    }
+                }
+            }
+        }
+        return TestHTTPServer(port: port, channel: channel, serving: serving)
+    }
+
+    func stop() async {
+        try? await channel.close().get()
+        serving.cancel()
+        await serving.value
+    }
+
+    private static func serve(
+        _ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>,
+        handler: Handler
+    ) async throws {
+        try await connection.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            var body = Data()
+            for try await part in inbound {
+                switch part {
+                case .head(let received):
+                    head = received
+                    body = Data()
+                case .body(let buffer):
+                    body.append(contentsOf: buffer.readableBytesView)
+                case .end:
+                    guard let head else { continue }
+                    let request = TestRequest(
+                        method: head.method.rawValue,
+                        uri: head.uri,
+                        headers: head.headers.map { ($0.name, $0.value) },
+                        body: body
+                    )
+                    let response = await handler(request)
+                    if response.delay > .zero { try await Task.sleep(for: response.delay) }
+                    var headers = HTTPHeaders(response.headers)
+                    if !response.chunked {
+                        headers.replaceOrAdd(name: "Content-Length", value: "\(response.body.count)")
+                    }
+                    try await outbound.write(
+                        .head(
+                            HTTPResponseHead(
+                                version: .http1_1, status: .init(statusCode: response.status), headers: headers))
+                    )
+                    // Write big bodies in pieces so that a client can stop reading part-way.
+                    var offset = 0
+                    while offset < response.body.count {
+                        let end = min(offset + 16_384, response.body.count)
+                        try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body[offset..<end]))))
+                        offset = end
+                    }
+                    try await outbound.write(.end(nil))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import HTTPTypes
+import NativeAuth
+import Synchronization
+import Testing
+
+@Suite struct URLSessionTransportTests {
+    private func get(_ url: URL) -> HTTPRequest {
+        HTTPRequest(method: .get, url: url)
+    }
+
+    @Test func returnsStatusHeadersAndBodyAndSendsUserAgentAndBody() async throws {
+        let seen = Mutex<TestRequest?>(nil)
+        let server = try await TestHTTPServer.start { request in
+            seen.withLock { $0 = request }
+            return .json(#"{"ok":true}"#, status: 201, headers: [("X-Test", "1")])
+        }
+        let transport = URLSessionTransport()
+        var request = HTTPRequest(method: .post, url: server.url("/token"))
+        request.headerFields[.contentType] = FormURLEncoding.mediaType
+        let (response, body) = try await transport.send(
+            request,
+            body: Data(FormURLEncoding.encode([FormField("grant_type", "refresh_token")]).utf8)
+        )
+        await server.stop()
+
+        #expect(response.status.code == 201)
+        #expect(response.headerFields[HTTPField.Name("X-Test")!] == "1")
+        #expect(response.isJSON)
+        #expect(String(decoding: body, as: UTF8.self) == #"{"ok":true}"#)
+        let received = try #require(seen.withLock { $0 })
+        #expect(received.method == "POST")
+        #expect(received.uri == "/token")
+        #expect(received.header("User-Agent") == "NativeAuth/\(NativeAuthVersion.current)")
+        #expect(String(decoding: received.body, as: UTF8.self) == "grant_type=refresh_token")
+    }
+
+    @Test func aSlowServerEndsInTimeout() async throws {
+        let server = try await TestHTTPServer.start { _ in
+            var response = TestResponse.json("{}")
+            response.delay = .seconds(5)
+            return response
+        }
+        let transport = URLSessionTransport(configuration: .init(timeout: .milliseconds(400)))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await transport.send(get(server.url("/slow")), body: nil)
+        }
+        let elapsed = ContinuousClock.now - started
+        await server.stop()
+        #expect(error?.code == .timeout)
+        #expect(error?.isRetryable == true)
+        #expect(elapsed >= .milliseconds(350), "the configured deadline, not an earlier one")
+        #expect(elapsed < .seconds(4), "the deadline must end the wait, not the server")
+    }
+
+    @Test(arguments: [false, true])
+    func aBodyOverTheLimitIsRefused(chunked: Bool) async throws {
+        let server = try await TestHTTPServer.start { _ in
+            TestResponse(
+                status: 200,
+                headers: [("Content-Type", "application/json")],
+                body: Data(repeating: UInt8(ascii: "a"), count: 300_000),
+                chunked: chunked
+            )
+        }
+        let transport = URLSessionTransport(configuration: .init(maxResponseBytes: 100_000))
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await transport.send(get(server.url("/big")), body: nil)
+        }
+        await server.stop()
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message.contains("100000") == true)
+    }
+
+    @Test func aBodyAtTheLimitIsRead() async throws {
+        let server = try await TestHTTPServer.start { _ in
+            TestResponse(status: 200, body: Data(repeating: 1, count: 100_000), chunked: true)
+        }
+        let transport = URLSessionTransport(configuration: .init(maxResponseBytes: 100_000))
+        let (_, body) = try await transport.send(get(server.url("/exact")), body: nil)
+        await server.stop()
+        #expect(body.count == 100_000)
+    }
+
+    @Test func aRedirectIsReturnedNotFollowed() async throws {
+        let paths = Mutex<[String]>([])
+        let server = try await TestHTTPServer.start { request in
+            paths.withLock { $0.append(request.uri) }
+            if request.uri == "/start" {
+                return TestResponse(status: 302, headers: [("Location", "/elsewhere")])
+            }
+            return .json(#"{"followed":true}"#)
+        }
+        let (response, _) = try await URLSessionTransport().send(get(server.url("/start")), body: nil)
+        await server.stop()
+        #expect(response.status.code == 302)
+        #expect(response.headerFields[.location] == "/elsewhere")
+        #expect(paths.withLock { $0 } == ["/start"])
+    }
+
+    @Test func a503IsReturnedAndMapsToARetryableServerError() async throws {
+        let server = try await TestHTTPServer.start { _ in
+            .text("<html><body>Service Unavailable</body></html>", status: 503, contentType: "text/html")
+        }
+        let (response, body) = try await URLSessionTransport().send(get(server.url("/token")), body: nil)
+        await server.stop()
+        #expect(response.status.code == 503)
+        let error = StandardErrorMapper().mapFailure(AuthFailure(operation: .refresh, response: response, body: body))
+        #expect(error.code == .serverError)
+        #expect(error.isRetryable)
+        #expect(error.status == 503)
+    }
+
+    @Test func aProxyHTMLPageMapsToResponseMalformed() async throws {
+        let server = try await TestHTTPServer.start { _ in
+            .text(
+                "<!doctype html><title>Proxy login</title><form>…</form>", status: 200,
+                contentType: "text/html; charset=utf-8")
+        }
+        let (response, body) = try await URLSessionTransport().send(
+            get(server.url("/.well-known/openid-configuration")), body: nil)
+        await server.stop()
+        let error = try #require(
+            StandardErrorMapper().map(AuthFailure(operation: .discovery, response: response, body: body))
+        )
+        #expect(error.code == .responseMalformed)
+        #expect(error.message.contains("text/html"))
+        #expect(error.message.contains("HTTP 200"))
+        #expect(error.isRetryable)
+    }
+
+    @Test func aClosedPortIsANetworkError() async throws {
+        let server = try await TestHTTPServer.start { _ in .json("{}") }
+        let url = server.url("/gone")
+        await server.stop()
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await URLSessionTransport().send(get(url), body: nil)
+        }
+        #expect(error?.code == .network)
+        #expect(error?.isRetryable == true)
+        #expect(error?.message.contains("127.0.0.1") == true)
+    }
+
+    @Test(arguments: ["http://example.com/token", "ftp://example.com/token", "http://10.0.0.1/token"])
+    func plainHTTPToARemoteHostIsRefusedBeforeSending(address: String) async throws {
+        let url = try #require(URL(string: address))
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await URLSessionTransport().send(get(url), body: nil)
+        }
+        #expect(error?.code == .configurationInvalid)
+    }
+
+    @Test func cancellingTheTaskCancelsTheRequest() async throws {
+        let server = try await TestHTTPServer.start { _ in
+            var response = TestResponse.json("{}")
+            response.delay = .seconds(10)
+            return response
+        }
+        let transport = URLSessionTransport()
+        let request = get(server.url("/slow"))
+        let task = Task { try await transport.send(request, body: nil) }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        let elapsed = ContinuousClock.now - started
+        await server.stop()
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(elapsed < .seconds(3))
+    }
+
+    @Test func loopbackHostsAreRecognised() {
+        #expect(EndpointPolicy.isLoopback(host: "127.0.0.1"))
+        #expect(EndpointPolicy.isLoopback(host: "127.8.9.10"))
+        #expect(EndpointPolicy.isLoopback(host: "[::1]"))
+        #expect(EndpointPolicy.isLoopback(host: "::1"))
+        #expect(EndpointPolicy.isLoopback(host: "LOCALHOST"))
+        #expect(!EndpointPolicy.isLoopback(host: "127.0.0.1.example.com"))
+        #expect(!EndpointPolicy.isLoopback(host: "128.0.0.1"))
+        #expect(!EndpointPolicy.isLoopback(host: "localhost.evil"))
+    }
+}
