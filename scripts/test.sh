@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The README's test command: sets up a fresh Debian machine with Swift, builds, and runs every check.
+#
+#   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
+#   2. builds everything, tests included
+#   3. runs the test suite (Swift Testing, real HTTP on loopback)
+#   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
+#   5. lints Sources, Tests, Samples and Plugins with `swift format lint --strict`
+#   6. builds the DocC documentation with warnings as errors
+#
+# Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# --- 1. system packages -------------------------------------------------------------------------
+needed=()
+pkg-config --exists jansson 2>/dev/null || needed+=(libjansson-dev)
+command -v pkg-config >/dev/null 2>&1 || needed+=(pkg-config)
+command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
+if ((${#needed[@]} > 0)); then
+    log "installing ${needed[*]}"
+    sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || { echo "error: need root or sudo to install ${needed[*]}" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${needed[@]}"
+fi
+command -v swift >/dev/null 2>&1 || { echo "error: swift is not on PATH; install the Swift toolchain first" >&2; exit 1; }
+
+# --- 2. build -----------------------------------------------------------------------------------
+log "building (debug, with tests)"
+swift build --build-tests
+
+# --- 3. tests -----------------------------------------------------------------------------------
+log "running the tests"
+swift test --skip-build
+
+# --- 4. leak check ------------------------------------------------------------------------------
+log "checking LenientJSON for leaks under valgrind"
+swift build --product LenientJSONLeakCheck
+valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 \
+    "$(swift build --show-bin-path)/LenientJSONLeakCheck"
+
+# --- 5. format ----------------------------------------------------------------------------------
+log "swift format lint --strict"
+dirs=()
+for dir in Sources Tests Samples Plugins Benchmarks; do [[ -d $dir ]] && dirs+=("$dir"); done
+swift format lint --strict --recursive --parallel "${dirs[@]}" Package.swift
+
+# --- 6. documentation ---------------------------------------------------------------------------
+if [[ ${SKIP_DOCS:-0} != 1 ]]; then
+    log "building the documentation (warnings are errors)"
+    swift package generate-documentation --target NativeAuth --target LenientJSON --warnings-as-errors >/dev/null
+fi
+
+log "all checks passed"
