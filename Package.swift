@@ -8,12 +8,14 @@ let package = Package(
     products: [
         .library(name: "LenientJSON", targets: ["LenientJSON"]),
         .library(name: "NativeAuth", targets: ["NativeAuth"]),
+        .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
@@ -31,7 +33,29 @@ let package = Package(
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
+        ),
+        .target(
+            name: "NativeAuthCommands",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The sample CLIs are executables, not products: their binaries are named like the target.
+        .executableTarget(
+            name: "oidc-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/OIDCLogin"
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
         .testTarget(

@@ -109,5 +109,8 @@ import Testing
         #expect(Redaction.scrub("ERR_CONNECTION_REFUSED_BY_THE_PEER") == "ERR_CONNECTION_REFUSED_BY_THE_PEER")
         #expect(Redaction.scrub("token=\(Self.secrets[0]);") == "token=[redacted];")
         #expect(Redaction.scrub("known abc", secrets: ["abc"]) == "known [redacted]")
+        let path =
+            "/tmp/nativeauth-tests-089AB576-2539-4FC3-A3D8-36B2D96CD3AB/tokens-76b68547ee9255fecd2731d73e6d13fc.json"
+        #expect(Redaction.scrub("cannot read \(path)") == "cannot read \(path)")
     }
 }

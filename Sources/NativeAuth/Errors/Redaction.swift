@@ -4,7 +4,8 @@
 /// replaces every run of 20 or more token characters (letters, digits, `-_~+`) that mixes at
 /// least two of lowercase, uppercase and digits with `[redacted]`: access tokens, refresh tokens,
 /// codes, JWT segments and client secrets all look like that, while words, error codes and
-/// lowercase URL paths do not.
+/// lowercase URL paths do not. A run that starts right after `/` is a path component (a file
+/// name, a directory) and is kept, so messages can name files; tokens never travel in paths here.
 public enum Redaction {
     /// The text that replaces a secret.
     public static let placeholder = "[redacted]"
@@ -16,8 +17,10 @@ public enum Redaction {
     public static func scrub(_ text: String) -> String {
         var result = ""
         var run = ""
+        var previous: Unicode.Scalar?
+        var runFollowsSlash = false
         func flush() {
-            if run.unicodeScalars.count >= minimumSecretLength, looksRandom(run) {
+            if !runFollowsSlash, run.unicodeScalars.count >= minimumSecretLength, looksRandom(run) {
                 result += placeholder
             } else {
                 result += run
@@ -26,11 +29,13 @@ public enum Redaction {
         }
         for scalar in text.unicodeScalars {
             if isTokenCharacter(scalar) {
+                if run.isEmpty { runFollowsSlash = previous == "/" }
                 run.unicodeScalars.append(scalar)
             } else {
                 flush()
                 result.unicodeScalars.append(scalar)
             }
+            previous = scalar
         }
         flush()
         return result

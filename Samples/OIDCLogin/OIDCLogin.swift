@@ -1,0 +1,25 @@
+// oidc-login: sign in to any OpenID Connect server from the command line.
+//
+//   oidc-login login --issuer https://id.example.com --client-id my-cli
+//   oidc-login status --json
+import ArgumentParser
+import NativeAuth
+import NativeAuthCommands
+
+@main
+struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
+    static let configuration = CommandConfiguration(
+        commandName: "oidc-login",
+        abstract: "Sign in to an OpenID Connect provider and keep the tokens.",
+        subcommands: [LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self]
+    )
+
+    static let toolName = "oidc-login"
+    static let defaultProvider = GenericOIDCProvider.id
+
+    static func makeRegistry() throws -> ProviderRegistry {
+        var registry = ProviderRegistry()
+        try registry.register(GenericOIDCProvider.self)
+        return registry
+    }
+}

@@ -1,0 +1,185 @@
+public import Foundation
+internal import HTTPTypes
+public import Logging
+
+/// The public face of NativeAuth: one provider, one client, one token store, one transport.
+///
+/// ```swift
+/// var registry = ProviderRegistry()
+/// try registry.register(GenericOIDCProvider.self)
+/// let provider = try registry.makeProvider(configuration)
+/// let auth = Authenticator(provider: provider, store: FileTokenStore(), logger: logger)
+/// try await auth.login(presenter: LoopbackPresenter())
+/// let token = try await auth.accessToken()
+/// ```
+///
+/// The provider's metadata is loaded once and shared: concurrent callers wait for the same
+/// request, and the result is kept for the authenticator's life (a failure is not kept).
+///
+/// Logging goes to the caller's `Logger`; tokens, codes, secrets and verifiers are never logged.
+public actor Authenticator {
+    /// The provider this authenticator signs in to.
+    public nonisolated let provider: any AuthProvider
+    /// Where tokens are kept.
+    public nonisolated let store: any TokenStore
+    /// How requests are sent.
+    public nonisolated let transport: any HTTPTransport
+    /// The key of this client's tokens in the store.
+    public nonisolated let key: TokenKey
+
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private var metadataTask: Task<ProviderMetadata, any Error>?
+    private var cached: TokenSet?
+
+    /// Creates an authenticator.
+    ///
+    /// - Parameters:
+    ///   - provider: The provider, typically from ``ProviderRegistry/makeProvider(_:)``.
+    ///   - store: Where tokens are kept.
+    ///   - transport: How requests are sent. Default: a ``URLSessionTransport``.
+    ///   - account: The account name in the store, for programs with several sign-ins.
+    ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
+    ///   - clock: The current time, for token expiry (inject one in tests).
+    public init(
+        provider: any AuthProvider,
+        store: any TokenStore,
+        transport: any HTTPTransport = URLSessionTransport(),
+        account: String = "default",
+        logger: Logger = Logger(label: "NativeAuth"),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.provider = provider
+        self.store = store
+        self.transport = transport
+        self.key = TokenKey(issuer: provider.tokenIssuer, clientID: provider.configuration.clientID, account: account)
+        self.logger = logger
+        self.now = clock
+    }
+
+    /// The provider's metadata, loaded once (see the type's discussion).
+    public func metadata() async throws -> ProviderMetadata {
+        if let metadataTask { return try await metadataTask.value }
+        let provider = provider
+        let transport = transport
+        let task = Task { try await provider.loadMetadata(using: transport) }
+        metadataTask = task
+        do {
+            let metadata = try await task.value
+            logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
+            return metadata
+        } catch {
+            metadataTask = nil  // a failure is not kept: the next call tries again
+            throw error
+        }
+    }
+
+    /// Signs the person in through `presenter` and stores the tokens.
+    ///
+    /// Runs discovery, builds the authorization request (PKCE S256, `state`, `nonce` when `openid`
+    /// is asked for, the provider's extra parameters), presents it, checks the callback (`state` in
+    /// constant time, `error`, RFC 9207 `iss`), exchanges the code, and saves the tokens.
+    ///
+    /// - Parameter scopes: The scopes to ask for; default: the configuration's.
+    /// - Returns: The new tokens.
+    /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
+    @discardableResult
+    public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil) async throws -> TokenSet {
+        let metadata = try await metadata()
+        let scopes = scopes ?? provider.configuration.scopes
+        let session = try await presenter.beginSession()
+        let request = AuthorizationRequest(
+            metadata: metadata,
+            clientID: provider.configuration.clientID,
+            redirectURI: session.redirectURI,
+            scopes: scopes,
+            extraParameters: provider.authorizationParameters(
+                for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
+            )
+        )
+        logger.debug("authorization request ready", metadata: ["redirect_uri": "\(session.redirectURI.absoluteString)"])
+        let response: AuthorizationResponse
+        do {
+            response = try await session.authorize(request.url) { callback in
+                guard request.isResponse(callback) else { return .ignore }
+                return .complete(Result { () throws(AuthError) in try request.validate(callback: callback) })
+            }
+        } catch {
+            await session.close()
+            logger.info(
+                "sign-in did not complete", metadata: ["code": "\((error as? AuthError)?.code.rawValue ?? "error")"])
+            throw error
+        }
+
+        var tokenRequest = TokenRequest(
+            url: metadata.tokenEndpoint,
+            operation: .tokenExchange,
+            form: [
+                FormField("grant_type", "authorization_code"),
+                FormField("code", response.code),
+                FormField("redirect_uri", request.redirectURI.absoluteString),
+                FormField("code_verifier", request.pkce.verifier),
+            ]
+        )
+        provider.prepareTokenRequest(&tokenRequest, metadata: metadata)
+        let tokens = try await sendTokenRequest(tokenRequest, requestedScopes: scopes, previous: nil)
+        do {
+            try await store.save(tokens, for: key)
+        } catch {
+            throw Self.storeError(error)
+        }
+        cached = tokens
+        logger.info("signed in", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
+        return tokens
+    }
+
+    /// The stored tokens (from memory, else from the store), or `nil` when signed out.
+    public func currentTokens() async throws -> TokenSet? {
+        if let cached { return cached }
+        do {
+            cached = try await store.load(key)
+        } catch {
+            throw Self.storeError(error)
+        }
+        return cached
+    }
+
+    /// An access token valid for at least `minimumValidity` seconds.
+    ///
+    /// - Throws: ``AuthError`` with ``AuthError/Code/loginRequired`` when there are no tokens or
+    ///   the access token expires too soon (refreshing comes with the refresh support).
+    public func accessToken(minimumValidity: TimeInterval = 60) async throws -> String {
+        guard let tokens = try await currentTokens() else {
+            throw AuthError(.loginRequired, "not signed in", hint: "sign in first")
+        }
+        guard tokens.isValid(at: now(), leeway: minimumValidity) else {
+            throw AuthError(.loginRequired, "the access token has expired", hint: "sign in again")
+        }
+        return tokens.accessToken
+    }
+
+    /// Sends a token request and decodes the answer with the provider's decoder.
+    func sendTokenRequest(_ request: TokenRequest, requestedScopes: [String], previous: TokenSet?) async throws
+        -> TokenSet
+    {
+        let (httpRequest, body) = request.httpRequest()
+        let response: HTTPResponse
+        let data: Data
+        do {
+            (response, data) = try await transport.send(httpRequest, body: body)
+        } catch {
+            throw provider.errorMapper.mapWithFallback(AuthFailure(operation: request.operation, underlying: error))
+        }
+        let context = TokenResponseDecoder.Context(
+            operation: request.operation,
+            requestedScopes: requestedScopes,
+            receivedAt: now(),
+            previous: previous
+        )
+        return try provider.decodeTokenResponse(response, body: data, context: context)
+    }
+
+    private static func storeError(_ error: any Error) -> AuthError {
+        error as? AuthError ?? AuthError(.tokenStoreFailed, "the token store failed", underlying: error)
+    }
+}

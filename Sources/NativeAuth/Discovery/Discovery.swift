@@ -1,0 +1,107 @@
+public import Foundation
+internal import HTTPTypes
+internal import LenientJSON
+
+/// Loads a provider's metadata from its issuer: OIDC Discovery 1.0, then RFC 8414.
+///
+/// The documents are tried in this order, moving on when one is not there (an HTTP error, or an
+/// answer that is not a JSON object):
+/// 1. `ISSUER/.well-known/openid-configuration` (OIDC Discovery §4);
+/// 2. `ORIGIN/.well-known/oauth-authorization-server/ISSUER-PATH` (RFC 8414 §3.1);
+/// 3. `ISSUER/.well-known/oauth-authorization-server` (the form many servers also publish).
+///
+/// A document whose `issuer` is not exactly the configured issuer is refused at once (OIDC
+/// Discovery §4.3, RFC 8414 §3.3): it may belong to another server. A network failure also stops
+/// at once, since another path cannot help.
+public enum Discovery {
+    /// The URLs tried for `issuer`, in order.
+    public static func documentURLs(for issuer: URL) -> [URL] {
+        var base = issuer.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        var urls: [URL] = []
+        if let oidc = URL(string: base + "/.well-known/openid-configuration") { urls.append(oidc) }
+        var path = issuer.path
+        while path.hasSuffix("/") { path.removeLast() }
+        if var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) {
+            components.path = "/.well-known/oauth-authorization-server" + path
+            components.query = nil
+            components.fragment = nil
+            if let rfc8414 = components.url { urls.append(rfc8414) }
+        }
+        if !path.isEmpty, let appended = URL(string: base + "/.well-known/oauth-authorization-server") {
+            urls.append(appended)
+        }
+        return urls
+    }
+
+    /// Loads and checks the metadata of `issuer`.
+    ///
+    /// - Parameters:
+    ///   - issuer: The configured issuer; the document's `issuer` must equal it exactly.
+    ///   - overrides: Endpoints that win over, or fill in for, the document's.
+    ///   - transport: How to send the requests.
+    ///   - errorMapper: The provider's error mapper.
+    /// - Throws: ``AuthError``: ``AuthError/Code/configurationInvalid`` for an issuer mismatch,
+    ///   ``AuthError/Code/metadataUnavailable`` naming each URL tried and what it answered,
+    ///   ``AuthError/Code/network`` or ``AuthError/Code/timeout`` when the server cannot be reached.
+    public static func load(
+        issuer: URL,
+        overrides: EndpointOverrides,
+        transport: any HTTPTransport,
+        errorMapper: any ErrorMapper = StandardErrorMapper()
+    ) async throws(AuthError) -> ProviderMetadata {
+        var attempts: [String] = []
+        var retryable = false
+        for url in documentURLs(for: issuer) {
+            var request = HTTPRequest(method: .get, url: url)
+            request.headerFields[.accept] = "application/json"
+            let response: HTTPResponse
+            let body: Data
+            do {
+                (response, body) = try await transport.send(request, body: nil)
+            } catch {
+                throw errorMapper.mapWithFallback(AuthFailure(operation: .discovery, underlying: error))
+            }
+            let shown = Redaction.scrubURL(url.absoluteString)
+            guard (200..<300).contains(response.status.code) else {
+                retryable = retryable || response.status.code >= 500 || response.status.code == 429
+                attempts.append("\(shown) answered HTTP \(response.status.code)")
+                continue
+            }
+            let document: JSONObject
+            do {
+                guard let object = try JSONValue.parse(body).objectValue else {
+                    attempts.append("\(shown) answered JSON that is not an object")
+                    continue
+                }
+                document = object
+            } catch {
+                let type = response.mediaType ?? "no content type"
+                attempts.append(
+                    response.isJSON
+                        ? "\(shown) answered invalid JSON (\(error.summary))"
+                        : "\(shown) answered \(type), not JSON"
+                )
+                continue
+            }
+            let stated = try? document.string("issuer")
+            guard stated == issuer.absoluteString else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "the metadata at \(shown) names the issuer \(stated.map { "\"\($0)\"" } ?? "(none)"),"
+                        + " not the configured \"\(issuer.absoluteString)\"; they must be equal exactly",
+                    hint: "check the issuer URL (--issuer); a trailing slash counts",
+                    operation: .discovery
+                )
+            }
+            return try ProviderMetadata(document: document, source: url, overrides: overrides)
+        }
+        throw AuthError(
+            .metadataUnavailable,
+            "no usable metadata for the issuer \(issuer.absoluteString): " + attempts.joined(separator: "; "),
+            hint: "check the issuer URL (--issuer), or set the endpoints in the configuration",
+            operation: .discovery,
+            isRetryable: retryable
+        )
+    }
+}

@@ -1,0 +1,177 @@
+public import Foundation
+
+/// One authorization request (RFC 6749 §4.1.1 with PKCE, `state` and `nonce`), and the checks of
+/// its callback.
+public struct AuthorizationRequest: Sendable {
+    /// What a provider sees when it adds parameters (``AuthProvider/authorizationParameters(for:)``).
+    public struct Parameters: Sendable {
+        /// The scopes asked for.
+        public var scopes: [String]
+        /// The redirect URI of this sign-in.
+        public var redirectURI: URL
+    }
+
+    /// The URL to open in the browser.
+    public let url: URL
+    /// The redirect URI the callback must come to.
+    public let redirectURI: URL
+    /// The `state`: 32 random bytes, base64url.
+    public let state: String
+    /// The `nonce`, sent when the scopes include `openid`.
+    public let nonce: String?
+    /// The PKCE pair; the verifier goes with the code exchange.
+    public let pkce: PKCE
+    /// The scopes asked for.
+    public let scopes: [String]
+    /// The issuer the response must name in `iss` (RFC 9207), when known.
+    public let expectedIssuer: String?
+    /// Whether `iss` must be present (the metadata says `authorization_response_iss_parameter_supported`).
+    public let requiresIssuer: Bool
+
+    /// Parameters NativeAuth sets itself; a provider's extra parameters cannot replace them.
+    public static let reservedParameters: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
+        "nonce",
+    ]
+
+    /// Builds a request with fresh `state`, `nonce` and PKCE values.
+    ///
+    /// - Parameters:
+    ///   - metadata: The provider's metadata (authorization endpoint, issuer, `iss` support).
+    ///   - clientID: The client id.
+    ///   - redirectURI: The redirect URI the presenter's session fixed.
+    ///   - scopes: The scopes to ask for.
+    ///   - extraParameters: The provider's own parameters; reserved names are dropped.
+    public init(
+        metadata: ProviderMetadata,
+        clientID: String,
+        redirectURI: URL,
+        scopes: [String],
+        extraParameters: [FormField] = []
+    ) {
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.state = SecureRandom.token()
+        self.nonce = scopes.contains("openid") ? SecureRandom.token() : nil
+        self.pkce = PKCE()
+        self.expectedIssuer = metadata.issuer
+        self.requiresIssuer = metadata.authorizationResponseIssParameterSupported
+        var fields = [
+            FormField("response_type", "code"),
+            FormField("client_id", clientID),
+            FormField("redirect_uri", redirectURI.absoluteString),
+        ]
+        if !scopes.isEmpty { fields.append(FormField("scope", scopes.joined(separator: " "))) }
+        fields += [
+            FormField("state", state),
+            FormField("code_challenge", pkce.challenge),
+            FormField("code_challenge_method", pkce.method),
+        ]
+        if let nonce { fields.append(FormField("nonce", nonce)) }
+        fields += extraParameters.filter { !Self.reservedParameters.contains($0.name) }
+        let endpoint = metadata.authorizationEndpoint.absoluteString
+        let separator = endpoint.contains("?") ? "&" : "?"
+        // The endpoint came from validated metadata and the query is form-encoded, so this parses.
+        self.url = URL(string: endpoint + separator + FormURLEncoding.encode(fields)) ?? metadata.authorizationEndpoint
+    }
+
+    /// Whether `callback` answers this request: it comes to the redirect URI's path and carries
+    /// exactly one `state`, equal (in constant time) to ours. Anything else is not ours to act on.
+    public func isResponse(_ callback: URL) -> Bool {
+        guard callback.path == redirectURI.path else { return false }
+        let states = Self.query(of: callback).filter { $0.name == "state" }
+        guard states.count == 1, let state = states.first?.value else { return false }
+        return ConstantTime.equals(state, self.state)
+    }
+
+    /// Checks a callback and returns its code.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/invalidState`` when `state` is missing or wrong, or
+    ///   `iss` is wrong or missing where the metadata promised it (a possible mix-up attack);
+    ///   ``AuthError/Code/authorizationFailed`` carrying the server's `error` (for example
+    ///   `access_denied`), or when there is no code.
+    public func validate(callback: URL) throws(AuthError) -> AuthorizationResponse {
+        guard isResponse(callback) else {
+            throw AuthError(
+                .invalidState,
+                "the callback's state does not match the sign-in in progress",
+                operation: .authorization
+            )
+        }
+        let fields = Self.query(of: callback)
+        func single(_ name: String) throws(AuthError) -> String? {
+            let values = fields.filter { $0.name == name }
+            guard values.count <= 1 else {
+                throw AuthError(
+                    .authorizationFailed,
+                    "the callback repeats the parameter \"\(name)\"",
+                    operation: .authorization
+                )
+            }
+            return values.first?.value
+        }
+        let issuer = try single("iss")
+        if let issuer, let expectedIssuer, issuer != expectedIssuer {
+            throw AuthError(
+                .invalidState,
+                "the callback comes from the issuer \"\(issuer)\", not \"\(expectedIssuer)\" (RFC 9207);"
+                    + " another server may be answering for this one",
+                operation: .authorization
+            )
+        }
+        if issuer == nil, requiresIssuer {
+            throw AuthError(
+                .invalidState,
+                "the callback has no \"iss\" although the provider's metadata says it always sends one (RFC 9207)",
+                operation: .authorization
+            )
+        }
+        if let error = try single("error") {
+            let description = try single("error_description")
+            throw AuthError(
+                .authorizationFailed,
+                error == "access_denied" ? "access was denied" : "the authorization server refused the request",
+                hint: error == "access_denied" ? "sign in again and approve the request" : nil,
+                operation: .authorization,
+                oauthError: error,
+                oauthErrorDescription: description,
+                oauthErrorURI: try single("error_uri")
+            )
+        }
+        guard let code = try single("code"), !code.isEmpty else {
+            throw AuthError(
+                .authorizationFailed, "the callback carries no authorization code", operation: .authorization)
+        }
+        return AuthorizationResponse(code: code, issuer: issuer)
+    }
+
+    static func query(of url: URL) -> [FormField] {
+        guard let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery else {
+            return []
+        }
+        return FormURLEncoding.decode(query)
+    }
+}
+
+extension AuthorizationRequest: CustomStringConvertible {
+    /// Names the endpoint and scopes; never the state, nonce or verifier.
+    public var description: String {
+        "AuthorizationRequest(redirect: \(redirectURI.absoluteString), scope: \(scopes.joined(separator: " ")))"
+    }
+}
+
+/// A successful authorization response: the code to exchange.
+public struct AuthorizationResponse: Sendable, CustomStringConvertible {
+    /// The authorization code. Secret until exchanged: never print it.
+    public let code: String
+    /// The `iss` parameter, when the server sent one.
+    public let issuer: String?
+
+    /// Creates a response.
+    public init(code: String, issuer: String?) {
+        self.code = code
+        self.issuer = issuer
+    }
+
+    public var description: String { "AuthorizationResponse(code: <redacted>)" }
+}

@@ -1,0 +1,89 @@
+public import Foundation
+public import HTTPTypes
+public import LenientJSON
+
+/// Reads token endpoint responses (RFC 6749 §5.1 and §5.2) into ``TokenSet``s.
+public enum TokenResponseDecoder {
+    /// What the decoder needs besides the response.
+    public struct Context: Sendable {
+        /// ``AuthOperation/tokenExchange`` or ``AuthOperation/refresh``.
+        public var operation: AuthOperation
+        /// The scopes asked for: the granted scopes when the response has no `scope` (§5.1).
+        public var requestedScopes: [String]
+        /// When the response arrived; `expires_in` counts from here.
+        public var receivedAt: Date
+        /// The tokens being refreshed, if any: their refresh token is kept when the response has none.
+        public var previous: TokenSet?
+
+        /// Creates a context.
+        public init(operation: AuthOperation, requestedScopes: [String], receivedAt: Date, previous: TokenSet? = nil) {
+            self.operation = operation
+            self.requestedScopes = requestedScopes
+            self.receivedAt = receivedAt
+            self.previous = previous
+        }
+    }
+
+    /// Decodes a JSON token response. Any HTTP error, an `error` member (also with HTTP 200), a body
+    /// that is not a JSON object, or a missing `access_token` goes through `errorMapper`.
+    public static func decodeJSON(
+        _ response: HTTPResponse,
+        body: Data,
+        context: Context,
+        errorMapper: any ErrorMapper
+    ) throws(AuthError) -> TokenSet {
+        func failure(_ underlying: (any Error)? = nil) -> AuthError {
+            errorMapper.mapWithFallback(
+                AuthFailure(operation: context.operation, response: response, body: body, underlying: underlying)
+            )
+        }
+        guard (200..<300).contains(response.status.code) else { throw failure() }
+        let object: JSONObject
+        do {
+            guard let parsed = try JSONValue.parse(body).objectValue else {
+                throw failure(JSONFieldError(key: "access_token", problem: .missing))
+            }
+            object = parsed
+        } catch let error as JSONParseError {
+            throw failure(error)
+        } catch {
+            throw error as? AuthError ?? failure(error)
+        }
+        if OAuthErrorResponse(json: object) != nil { throw failure() }
+        do {
+            return try decode(object, context: context)
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Builds a token set from the members of a successful response (JSON, or form fields turned
+    /// into an object by a provider such as GitHub).
+    ///
+    /// - `access_token` is required; `token_type` defaults to `Bearer`.
+    /// - `expires_in` may be a number or a numeric string; it becomes an absolute ``TokenSet/expiresAt``.
+    /// - `scope` may be space- or comma-separated, or an array; absent means the requested scopes.
+    /// - Without `refresh_token`, the previous refresh token is kept (refresh responses of Cognito
+    ///   and others).
+    public static func decode(_ object: JSONObject, context: Context) throws(JSONFieldError) -> TokenSet {
+        let accessToken = try object.requiredString("access_token")
+        var expiresAt: Date?
+        if let expiresIn = try object.integer("expires_in") {
+            expiresAt = context.receivedAt.addingTimeInterval(TimeInterval(max(0, expiresIn)))
+        }
+        let idToken = try object.string("id_token") ?? nil
+        let claims = idToken.flatMap(UnverifiedClaims.init(jwt:))
+        let previous = context.previous
+        return TokenSet(
+            accessToken: accessToken,
+            tokenType: try object.string("token_type") ?? "Bearer",
+            refreshToken: try object.string("refresh_token") ?? previous?.refreshToken,
+            idToken: idToken ?? previous?.idToken,
+            scopes: try object.stringList("scope") ?? context.requestedScopes,
+            expiresAt: expiresAt,
+            issuedAt: context.receivedAt,
+            subject: claims?.subject ?? previous?.subject,
+            displayName: claims?.displayName ?? previous?.displayName
+        )
+    }
+}

@@ -1,0 +1,131 @@
+internal import Foundation
+
+/// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
+/// command-line tools on a machine with a browser.
+///
+/// - Listens on `http://127.0.0.1:PORT/callback` (falling back to `[::1]`), never on all
+///   interfaces; the port is ephemeral unless configured. The redirect URI uses the IP literal,
+///   not `localhost` (RFC 8252 §8.3).
+/// - Opens the browser through a ``BrowserOpener`` (``SystemBrowserOpener`` by default) without
+///   blocking the listener; when it cannot, or when no opener is given, prints the URL.
+/// - Answers the browser with a static page; other paths get 404, callbacks of another sign-in
+///   (wrong `state`) get an error page and the wait goes on.
+/// - Ends with ``AuthError/Code/timeout`` after ``Configuration/timeout`` (5 minutes by default),
+///   with ``AuthError/Code/loginCancelled`` when the task is cancelled, and always closes the
+///   listener.
+public struct LoopbackPresenter: UserAgentPresenter {
+    /// The presenter's settings.
+    public struct Configuration: Sendable {
+        /// The port to listen on; 0 (the default) for a free ephemeral one.
+        public var port: Int
+        /// The callback path. Default `/callback`.
+        public var callbackPath: String
+        /// How long to wait for the callback. Default 5 minutes.
+        public var timeout: Duration
+        /// How to open the browser; `nil` prints the URL instead (for machines without one).
+        public var opener: (any BrowserOpener)?
+        /// Where the URL and hints are written. Default: standard error.
+        public var output: ConsoleOutput
+
+        /// Creates settings; every parameter has the documented default.
+        public init(
+            port: Int = 0,
+            callbackPath: String = "/callback",
+            timeout: Duration = .seconds(300),
+            opener: (any BrowserOpener)? = SystemBrowserOpener(),
+            output: ConsoleOutput = .standardError
+        ) {
+            self.port = port
+            self.callbackPath = callbackPath
+            self.timeout = timeout
+            self.opener = opener
+            self.output = output
+        }
+    }
+
+    /// The presenter's settings.
+    public let configuration: Configuration
+
+    /// Creates a presenter.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    public func beginSession() async throws -> any UserAgentSession {
+        guard (0...65_535).contains(configuration.port) else {
+            throw AuthError(.configurationInvalid, "the port \(configuration.port) is not between 0 and 65535")
+        }
+        let path =
+            configuration.callbackPath.hasPrefix("/") ? configuration.callbackPath : "/" + configuration.callbackPath
+        let receiver = try await LoopbackReceiver.start(port: configuration.port, path: path)
+        return LoopbackSession(receiver: receiver, configuration: configuration)
+    }
+}
+
+/// A loopback presenter's session: the bound receiver, until the callback arrives.
+struct LoopbackSession: UserAgentSession {
+    let receiver: LoopbackReceiver
+    let configuration: LoopbackPresenter.Configuration
+
+    var redirectURI: URL { receiver.redirectURI }
+
+    func authorize(
+        _ authorizationURL: URL,
+        handler: @escaping @Sendable (URL) -> CallbackDisposition
+    ) async throws -> AuthorizationResponse {
+        await receiver.setHandler(handler)
+        let output = configuration.output
+        let opening: Task<Void, Never>?
+        if let opener = configuration.opener {
+            opening = Task {
+                do {
+                    try await opener.open(authorizationURL)
+                } catch {
+                    guard !Task.isCancelled else { return }
+                    output.write("Could not open a browser. Open this URL to sign in:")
+                    output.write(authorizationURL.absoluteString)
+                }
+            }
+        } else {
+            opening = nil
+            output.write("Open this URL in a browser to sign in:")
+            output.write(authorizationURL.absoluteString)
+        }
+        defer { opening?.cancel() }
+        return try await waitForCallback()
+    }
+
+    private func waitForCallback() async throws -> AuthorizationResponse {
+        let receiver = receiver
+        let timeout = configuration.timeout
+        let outcome = try await withThrowingTaskGroup(of: Result<AuthorizationResponse, AuthError>?.self) { group in
+            group.addTask { await receiver.result() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return .failure(
+                    AuthError(
+                        .timeout,
+                        "no sign-in callback arrived within \(timeout.seconds) seconds",
+                        hint: "sign in again, and finish in the browser before the time runs out",
+                        operation: .authorization
+                    )
+                )
+            }
+            defer { group.cancelAll() }
+            do {
+                return try await group.next() ?? nil
+            } catch is CancellationError {
+                return nil
+            }
+        }
+        await receiver.close()
+        guard !Task.isCancelled, let outcome else {
+            throw AuthError(.loginCancelled, "sign-in was cancelled", operation: .authorization)
+        }
+        return try outcome.get()
+    }
+
+    func close() async {
+        await receiver.close()
+    }
+}

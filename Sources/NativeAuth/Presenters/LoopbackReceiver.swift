@@ -1,0 +1,169 @@
+internal import Foundation
+internal import NIOCore
+internal import NIOHTTP1
+internal import NIOPosix
+
+/// An HTTP/1.1 listener on the loopback interface that receives the authorization callback
+/// (RFC 8252 §7.3), built on SwiftNIO.
+///
+/// Only the first callback that the handler completes is taken; every other request gets a static
+/// page (404 for other paths, 400 for callbacks of another sign-in, 405 for other methods) and
+/// the wait goes on.
+actor LoopbackReceiver {
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    /// The redirect URI: `http://127.0.0.1:PORT/PATH` (or `[::1]`).
+    nonisolated let redirectURI: URL
+    /// The port the listener is bound to.
+    nonisolated let port: Int
+
+    private let server: NIOAsyncChannel<Connection, Never>
+    private var serving: Task<Void, Never>?
+    private var handler: (@Sendable (URL) -> CallbackDisposition)?
+    private var completed = false
+    private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
+    private let resultSink: AsyncStream<Result<AuthorizationResponse, AuthError>>.Continuation
+
+    /// The longest request head accepted; longer ones get 431 from NIO's decoder and are dropped.
+    static let maxHeaderBytes = 16_384
+
+    private init(server: NIOAsyncChannel<Connection, Never>, redirectURI: URL, port: Int) {
+        self.server = server
+        self.redirectURI = redirectURI
+        self.port = port
+        (results, resultSink) = AsyncStream.makeStream(of: Result<AuthorizationResponse, AuthError>.self)
+    }
+
+    /// Binds 127.0.0.1 (falling back to ::1 when IPv4 loopback is unavailable) and starts serving.
+    ///
+    /// - Parameters:
+    ///   - port: The port; 0 for an ephemeral one.
+    ///   - path: The callback path, starting with `/`.
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming a configured port
+    ///   that is in use.
+    static func start(port: Int, path: String) async throws(AuthError) -> LoopbackReceiver {
+        var lastError: (any Error)?
+        for host in ["127.0.0.1", "::1"] {
+            do {
+                let server = try await bind(host: host, port: port)
+                let bound = server.channel.localAddress?.port ?? port
+                let hostPart = host.contains(":") ? "[\(host)]" : host
+                guard let redirect = URL(string: "http://\(hostPart):\(bound)\(path)") else {
+                    try? await server.channel.close().get()
+                    throw AuthError(.configurationInvalid, "the callback path \"\(path)\" cannot be part of a URL")
+                }
+                let receiver = LoopbackReceiver(server: server, redirectURI: redirect, port: bound)
+                await receiver.serve()
+                return receiver
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                throw AuthError(
+                    .configurationInvalid,
+                    "port \(port) on \(host) is already in use",
+                    hint: "choose another port (--port), or leave it out to use a free one",
+                    underlying: error
+                )
+            } catch let error as AuthError {
+                throw error
+            } catch {
+                lastError = error  // this loopback address is unavailable: try the next
+            }
+        }
+        throw AuthError(
+            .configurationInvalid,
+            "cannot listen on the loopback interface (127.0.0.1 or ::1)",
+            underlying: lastError
+        )
+    }
+
+    private static func bind(host: String, port: Int) async throws -> NIOAsyncChannel<Connection, Never> {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+            // Lets a configured port be bound again while closed connections linger in TIME_WAIT.
+            // On Linux this never allows binding over a port that is still listening.
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: false,
+                        withErrorHandling: true
+                    )
+                    return try Connection(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    private func serve() {
+        let server = server
+        serving = Task { [weak self] in
+            _ = try? await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        group.addTask { await self?.handle(connection) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets the callback handler; requests that arrive before it is set are treated as not ours.
+    func setHandler(_ handler: @escaping @Sendable (URL) -> CallbackDisposition) {
+        self.handler = handler
+    }
+
+    /// The outcome of the first completed callback.
+    func result() async -> Result<AuthorizationResponse, AuthError>? {
+        for await result in results { return result }
+        return nil
+    }
+
+    /// Stops listening, closes open connections and waits for the server to finish.
+    func close() async {
+        resultSink.finish()
+        try? await server.channel.close().get()
+        serving?.cancel()
+        await serving?.value
+        serving = nil
+    }
+
+    private nonisolated func handle(_ connection: Connection) async {
+        _ = try? await connection.executeThenClose { inbound, outbound in
+            for try await part in inbound {
+                guard case .head(let head) = part else { continue }
+                let (page, outcome) = await decide(head)
+                var headers = HTTPHeaders(CallbackPage.headers)
+                let body = ByteBuffer(string: page.html)
+                headers.add(name: "Content-Length", value: String(body.readableBytes))
+                try await outbound.write(
+                    .head(
+                        HTTPResponseHead(
+                            version: head.version, status: .init(statusCode: page.status), headers: headers))
+                )
+                try await outbound.write(.body(.byteBuffer(body)))
+                try await outbound.write(.end(nil))
+                if let outcome { await deliver(outcome) }
+                return  // one request per connection (Connection: close)
+            }
+        }
+    }
+
+    private func decide(_ head: HTTPRequestHead) -> (CallbackPage, Result<AuthorizationResponse, AuthError>?) {
+        guard head.method == .GET || head.method == .HEAD else { return (.methodNotAllowed, nil) }
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard path == redirectURI.path else { return (.notFound, nil) }
+        guard !completed, let handler, let url = URL(string: head.uri, relativeTo: redirectURI)?.absoluteURL else {
+            return (.notThisSignIn, nil)
+        }
+        switch handler(url) {
+        case .ignore:
+            return (.notThisSignIn, nil)
+        case .complete(let result):
+            completed = true
+            if case .success = result { return (.success, result) }
+            return (.failure, result)
+        }
+    }
+
+    private func deliver(_ outcome: Result<AuthorizationResponse, AuthError>) {
+        resultSink.yield(outcome)
+    }
+}

@@ -1,0 +1,64 @@
+public import Foundation
+
+/// Gets the person through the provider's authorization page and brings the response back.
+///
+/// Presenting takes two steps, because the loopback receiver must listen before the authorization
+/// URL (which names its port) can exist:
+/// 1. ``beginSession()`` fixes the redirect URI (for the loopback presenter: binds the port);
+/// 2. ``UserAgentSession/authorize(_:handler:)`` shows the URL and waits for the callback.
+///
+/// ### Implementation requirements
+/// - Pass every callback that arrives to the handler; act on its ``CallbackDisposition``: keep
+///   waiting after ``CallbackDisposition/ignore``, finish with the result of the first
+///   ``CallbackDisposition/complete(_:)``.
+/// - End the wait on Task cancellation with ``AuthError/Code/loginCancelled``.
+/// - Release what the session holds (sockets, prompts) on every path.
+public protocol UserAgentPresenter: Sendable {
+    /// Starts a session and fixes its redirect URI.
+    func beginSession() async throws -> any UserAgentSession
+}
+
+/// One sign-in's user-agent session, from ``UserAgentPresenter/beginSession()``.
+public protocol UserAgentSession: Sendable {
+    /// The redirect URI to put in the authorization request.
+    var redirectURI: URL { get }
+
+    /// Shows `authorizationURL` and waits for a callback that the handler completes.
+    ///
+    /// - Parameters:
+    ///   - authorizationURL: The URL to send the person to.
+    ///   - handler: Decides about each callback URL that arrives.
+    /// - Returns: The authorization response of the completing callback.
+    /// - Throws: The failure the handler completed with, ``AuthError/Code/timeout``, or
+    ///   ``AuthError/Code/loginCancelled``.
+    func authorize(
+        _ authorizationURL: URL,
+        handler: @escaping @Sendable (URL) -> CallbackDisposition
+    ) async throws -> AuthorizationResponse
+
+    /// Ends the session early and releases what it holds; `authorize` does this by itself.
+    func close() async
+}
+
+/// What to do with a callback that arrived.
+public enum CallbackDisposition: Sendable {
+    /// Not a response to this sign-in (wrong path or `state`): answer with an error page and keep
+    /// waiting, so a stray or hostile request cannot abort the real sign-in.
+    case ignore
+    /// The response to this sign-in: finish with its result.
+    case complete(Result<AuthorizationResponse, AuthError>)
+}
+
+/// Where presenters write what the person must see: the URL to open, hints, prompts.
+public struct ConsoleOutput: Sendable {
+    /// Writes one message.
+    public let write: @Sendable (String) -> Void
+
+    /// Creates an output from a closure.
+    public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
+
+    /// Standard error, one message per line (stdout stays free for the program's output).
+    public static let standardError = ConsoleOutput { message in
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}

@@ -1,0 +1,186 @@
+public import Foundation
+public import LenientJSON
+
+/// What a provider is built from: the client's registration and where the provider lives.
+///
+/// Build one in code, or read it from JSON (a configuration file, or flags and environment merged
+/// into one object by the CLI) with ``init(json:)``. JSON keys are snake_case:
+///
+/// ```json
+/// {
+///   "provider": "oidc",
+///   "issuer": "https://id.example.com",
+///   "client_id": "my-cli",
+///   "scope": "openid profile email",
+///   "client_auth": "none",
+///   "device_authorization_endpoint": "https://id.example.com/device"
+/// }
+/// ```
+///
+/// Unknown keys are kept in ``additional`` for provider modules (GitHub's `host`, Cognito's `domain`).
+public struct ProviderConfiguration: Sendable {
+    /// The registry id of the provider (``AuthProvider/id``), `"oidc"` by default.
+    public var provider: String
+    /// The issuer URL, exactly as the provider's metadata states it.
+    public var issuer: URL?
+    /// The OAuth client id.
+    public var clientID: String
+    /// The client secret, for confidential clients. Never printed.
+    public var clientSecret: String?
+    /// The scopes to ask for.
+    public var scopes: [String]
+    /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
+    /// ``AuthProvider/clientAuthentication(metadata:)``).
+    public var clientAuthentication: ClientAuthentication?
+    /// Endpoints that win over the metadata's.
+    public var endpoints: EndpointOverrides
+    /// Every other key of the JSON the configuration was read from, for provider modules.
+    public var additional: JSONObject
+
+    /// Creates a configuration in code.
+    public init(
+        provider: String = "oidc",
+        issuer: URL? = nil,
+        clientID: String,
+        clientSecret: String? = nil,
+        scopes: [String] = ["openid"],
+        clientAuthentication: ClientAuthentication? = nil,
+        endpoints: EndpointOverrides = EndpointOverrides(),
+        additional: JSONObject = JSONObject()
+    ) {
+        self.provider = provider
+        self.issuer = issuer
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.clientAuthentication = clientAuthentication
+        self.endpoints = endpoints
+        self.additional = additional
+    }
+
+    static let knownKeys: Set<String> = Set(
+        ["provider", "issuer", "client_id", "client_secret", "scope", "client_auth"]
+            + EndpointOverrides.fields.map(\.key)
+    )
+
+    /// Reads a configuration from a JSON object.
+    ///
+    /// - Throws: ``AuthError`` with code ``AuthError/Code/configurationInvalid`` naming the missing
+    ///   or invalid field, for example `the field "client_id" is missing`.
+    public init(json object: JSONObject) throws(AuthError) {
+        func invalid(_ key: String, _ problem: String) -> AuthError {
+            AuthError(.configurationInvalid, "the field \"\(key)\" \(problem)")
+        }
+        func string(_ key: String) throws(AuthError) -> String? {
+            do {
+                let value = try object.string(key)
+                return value?.isEmpty == true ? nil : value
+            } catch {
+                throw invalid(key, "should be a string")
+            }
+        }
+        func url(_ key: String) throws(AuthError) -> URL? {
+            guard let text = try string(key) else { return nil }
+            guard let url = URL(string: text), url.scheme != nil, url.host?.isEmpty == false else {
+                throw invalid(key, "is not an absolute URL")
+            }
+            do {
+                try EndpointPolicy.validate(url)
+            } catch {
+                throw invalid(key, "must use https (plain http only for 127.0.0.1, ::1 or localhost)")
+            }
+            return url
+        }
+
+        guard let clientID = try string("client_id") else {
+            throw invalid("client_id", "is missing")
+        }
+        var endpoints = EndpointOverrides()
+        for field in EndpointOverrides.fields {
+            endpoints[keyPath: field.path] = try url(field.key)
+        }
+        var authentication: ClientAuthentication?
+        if let name = try string("client_auth") {
+            guard let parsed = ClientAuthentication(name: name) else {
+                throw invalid("client_auth", "should be one of none, post, basic")
+            }
+            authentication = parsed
+        }
+        let scopes: [String]
+        do {
+            scopes = try object.stringList("scope") ?? ["openid"]
+        } catch {
+            throw invalid("scope", "should be a string of space-separated scopes, or an array of strings")
+        }
+        var additional = JSONObject()
+        for member in object where !Self.knownKeys.contains(member.key) {
+            additional[member.key] = member.value
+        }
+        self.init(
+            provider: try string("provider") ?? "oidc",
+            issuer: try url("issuer"),
+            clientID: clientID,
+            clientSecret: try string("client_secret"),
+            scopes: scopes,
+            clientAuthentication: authentication,
+            endpoints: endpoints,
+            additional: additional
+        )
+    }
+
+    /// Reads a JSON configuration file.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming the file and, for a
+    ///   parse error, the line and column; never quoting a secret from it.
+    public static func load(contentsOf path: String) throws(AuthError) -> JSONObject {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw AuthError(.configurationInvalid, "cannot read the configuration file \(path)", underlying: error)
+        }
+        do {
+            guard let object = try JSONValue.parse(data, options: JSONParseOptions(maxBytes: 1 << 20)).objectValue
+            else {
+                throw AuthError(.configurationInvalid, "the configuration file \(path) does not hold a JSON object")
+            }
+            return object
+        } catch let error as JSONParseError {
+            throw AuthError(
+                .configurationInvalid,
+                "the configuration file \(path) is not valid JSON: \(error.summary)",
+                underlying: error
+            )
+        } catch {
+            throw error as? AuthError ?? AuthError(.configurationInvalid, "cannot read \(path)", underlying: error)
+        }
+    }
+}
+
+extension ProviderConfiguration: CustomStringConvertible {
+    /// The configuration without the client secret.
+    public var description: String {
+        let issuer = issuer?.absoluteString ?? "none"
+        let secret = clientSecret == nil ? "" : ", client secret set"
+        return "ProviderConfiguration(provider: \(provider), issuer: \(issuer), client: \(clientID)\(secret))"
+    }
+}
+
+extension ProviderConfiguration: CustomReflectable {
+    /// Reflection (`dump`, debuggers) hides the client secret.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "provider": provider,
+                "issuer": issuer as Any,
+                "clientID": clientID,
+                "clientSecret": clientSecret == nil ? "nil" : "<redacted>",
+                "scopes": scopes,
+                "clientAuthentication": clientAuthentication as Any,
+                "endpoints": endpoints,
+            ],
+            displayStyle: .struct
+        )
+    }
+}

@@ -1,0 +1,90 @@
+public import Foundation
+
+/// The tokens from one sign-in, as the token endpoint returned them, with absolute times.
+///
+/// Printing a `TokenSet` (its `description`, `debugDescription`, `dump`) shows what it holds and
+/// until when, never the tokens themselves.
+public struct TokenSet: Sendable, Equatable {
+    /// The access token, sent as `Authorization: Bearer …`.
+    public var accessToken: String
+    /// The token type; `Bearer` when the server did not say.
+    public var tokenType: String
+    /// The refresh token, if the server issued one.
+    public var refreshToken: String?
+    /// The ID token (a JWT), if the server issued one.
+    public var idToken: String?
+    /// The granted scopes: the response's `scope`, or the requested scopes when it had none
+    /// (RFC 6749 §5.1).
+    public var scopes: [String]
+    /// When the access token expires, computed from `expires_in` and the clock at receipt; `nil`
+    /// when the server gave no lifetime.
+    public var expiresAt: Date?
+    /// When the token response was received.
+    public var issuedAt: Date
+    /// The signed-in account's subject (`sub` of the ID token or userinfo), when known.
+    public var subject: String?
+    /// A name to show for the account (`preferred_username`, `email` or `name`), when known.
+    public var displayName: String?
+
+    /// Creates a token set.
+    public init(
+        accessToken: String,
+        tokenType: String = "Bearer",
+        refreshToken: String? = nil,
+        idToken: String? = nil,
+        scopes: [String] = [],
+        expiresAt: Date? = nil,
+        issuedAt: Date,
+        subject: String? = nil,
+        displayName: String? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.scopes = scopes
+        self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
+        self.subject = subject
+        self.displayName = displayName
+    }
+
+    /// Whether the access token is still valid `leeway` from `now`. A token without an expiry is
+    /// taken as valid (the resource server will say otherwise with a 401).
+    public func isValid(at now: Date, leeway: TimeInterval = 60) -> Bool {
+        guard let expiresAt else { return true }
+        return expiresAt.timeIntervalSince(now) > leeway
+    }
+}
+
+extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        var parts = ["access token (\(tokenType))"]
+        if refreshToken != nil { parts.append("refresh token") }
+        if idToken != nil { parts.append("ID token") }
+        if let expiresAt { parts.append("expires \(expiresAt.formatted(.iso8601))") }
+        if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
+        return "TokenSet(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String { description }
+
+    /// Reflection shows whether each token is present, never its value.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "accessToken": "<redacted>",
+                "tokenType": tokenType,
+                "refreshToken": refreshToken == nil ? "nil" : "<redacted>",
+                "idToken": idToken == nil ? "nil" : "<redacted>",
+                "scopes": scopes,
+                "expiresAt": expiresAt as Any,
+                "issuedAt": issuedAt,
+                "subject": subject as Any,
+                "displayName": displayName as Any,
+            ],
+            displayStyle: .struct
+        )
+    }
+}

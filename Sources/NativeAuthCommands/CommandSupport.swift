@@ -1,0 +1,68 @@
+internal import ArgumentParser
+internal import Foundation
+internal import Logging
+internal import NativeAuth
+
+/// Shared plumbing of the commands: building the authenticator, printing results and errors.
+enum CommandSupport {
+    static func makeAuthenticator<Tool: NativeAuthTool>(
+        _ tool: Tool.Type,
+        options: ConnectionOptions
+    ) throws -> Authenticator {
+        let (configuration, storeDirectory) = try options.resolve(for: tool)
+        let registry = try Tool.makeRegistry()
+        let provider = try registry.makeProvider(configuration)
+        let logger = makeLogger(label: Tool.toolName)
+        return Authenticator(
+            provider: provider,
+            store: FileTokenStore(directory: storeDirectory),
+            transport: URLSessionTransport(logger: logger),
+            logger: logger
+        )
+    }
+
+    /// A logger that writes to stderr (stdout is the command's output) at the level named by
+    /// `NATIVEAUTH_LOG_LEVEL` (`trace` … `critical`), `warning` by default. It does not bootstrap
+    /// the logging system: an application's own logging stays as it set it up.
+    static func makeLogger(
+        label: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel =
+            environment["NATIVEAUTH_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .warning
+        return logger
+    }
+
+    /// Runs `body`; an error becomes `error: <code>: <message>` and a hint line on stderr, and exit 1.
+    static func run<Tool: NativeAuthTool>(_ tool: Tool.Type, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as AuthError {
+            report(error, tool: tool)
+            throw ExitCode(1)
+        } catch let error as ExitCode {
+            throw error
+        } catch is CancellationError {
+            report(AuthError(.loginCancelled, "cancelled"), tool: tool)
+            throw ExitCode(1)
+        } catch {
+            report(AuthError(.requestFailed, "unexpected failure (\(type(of: error)))"), tool: tool)
+            throw ExitCode(1)
+        }
+    }
+
+    static func report<Tool: NativeAuthTool>(_ error: AuthError, tool: Tool.Type) {
+        var lines = ["error: \(error.description)"]
+        if error.isLoginRequired {
+            lines.append("hint: run `\(Tool.toolName) login`")
+        } else if let hint = error.hint {
+            lines.append("hint: \(hint)")
+        }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    static func printLine(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import HTTPTypes
+import NativeAuth
+import Synchronization
+import Testing
+
+@Suite struct DiscoveryTests {
+    /// Serves `respond` for every request and records the paths asked for.
+    private func withServer(
+        respond: @escaping @Sendable (String, String) -> TestResponse,
+        test body: (TestHTTPServer, RequestLog, URL) async throws -> Void
+    ) async throws {
+        let log = RequestLog()
+        let box = IssuerBox()
+        let server = try await TestHTTPServer.start { request in
+            log.record(request.uri)
+            return respond(request.uri, box.value)
+        }
+        box.value = server.url("/o").absoluteString
+        do {
+            try await body(server, log, server.url("/o"))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    private func load(_ issuer: URL, overrides: EndpointOverrides = EndpointOverrides()) async throws
+        -> ProviderMetadata
+    {
+        try await Discovery.load(issuer: issuer, overrides: overrides, transport: URLSessionTransport())
+    }
+
+    @Test func readsAnOIDCDocument() async throws {
+        try await withServer(
+            respond: { _, issuer in
+                .json(
+                    discoveryDocument(
+                        issuer: issuer, extra: #""authorization_response_iss_parameter_supported": "true""#))
+            },
+            test: { _, log, issuer in
+                let metadata = try await load(issuer)
+                #expect(metadata.issuer == issuer.absoluteString)
+                #expect(metadata.tokenEndpoint.absoluteString == issuer.absoluteString + "/token/")
+                #expect(metadata.authorizationResponseIssParameterSupported)
+                #expect(log.paths == ["/o/.well-known/openid-configuration"])
+            })
+    }
+
+    @Test func fallsBackToRFC8414() async throws {
+        try await withServer(
+            respond: { path, issuer in
+                path == "/.well-known/oauth-authorization-server/o"
+                    ? .json(discoveryDocument(issuer: issuer, omitting: ["userinfo_endpoint"]))
+                    : .text("not here", status: 404)
+            },
+            test: { _, log, issuer in
+                let metadata = try await load(issuer)
+                #expect(metadata.userInfoEndpoint == nil)
+                #expect(
+                    log.paths == ["/o/.well-known/openid-configuration", "/.well-known/oauth-authorization-server/o"])
+            })
+    }
+
+    @Test func anHTMLPageIsNamed() async throws {
+        try await withServer(
+            respond: { _, _ in .text("<html>proxy</html>", contentType: "text/html") },
+            test: { _, log, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.code == .metadataUnavailable)
+                #expect(error?.message.contains("text/html, not JSON") == true)
+                #expect(error?.message.contains("/o/.well-known/openid-configuration") == true)
+                #expect(log.paths.count == 3, "every document location is tried")
+            })
+    }
+
+    @Test func a404IsNamed() async throws {
+        try await withServer(
+            respond: { _, _ in .text("nope", status: 404) },
+            test: { _, _, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.code == .metadataUnavailable)
+                #expect(error?.message.contains("HTTP 404") == true)
+                #expect(error?.isRetryable == false)
+            })
+    }
+
+    @Test func invalidJSONIsNamedWithItsPosition() async throws {
+        try await withServer(
+            respond: { _, _ in .json(#"{"issuer": "x",,}"#) },
+            test: { _, _, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.code == .metadataUnavailable)
+                #expect(error?.message.contains("invalid JSON") == true)
+                #expect(error?.message.contains("line 1") == true)
+            })
+    }
+
+    @Test(arguments: ["authorization_endpoint", "token_endpoint"])
+    func aMissingEndpointIsNamed(field: String) async throws {
+        try await withServer(
+            respond: { _, issuer in .json(discoveryDocument(issuer: issuer, omitting: [field])) },
+            test: { _, _, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.code == .metadataUnavailable)
+                #expect(error?.message.contains("\"\(field)\" is missing") == true)
+            })
+    }
+
+    @Test func anOverrideFillsInAMissingEndpoint() async throws {
+        try await withServer(
+            respond: { _, issuer in .json(discoveryDocument(issuer: issuer, omitting: ["token_endpoint"])) },
+            test: { server, _, issuer in
+                let token = server.url("/elsewhere/token")
+                let device = server.url("/device")
+                let metadata = try await load(
+                    issuer, overrides: EndpointOverrides(token: token, deviceAuthorization: device))
+                #expect(metadata.tokenEndpoint == token)
+                #expect(metadata.deviceAuthorizationEndpoint == device)
+            })
+    }
+
+    @Test func anIssuerMismatchIsRefusedWithoutFallback() async throws {
+        try await withServer(
+            respond: { _, issuer in .json(discoveryDocument(issuer: issuer + "/other")) },
+            test: { _, log, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.code == .configurationInvalid)
+                #expect(error?.message.contains("must be equal exactly") == true)
+                #expect(log.paths.count == 1)
+            })
+    }
+
+    @Test func aTrailingSlashIsAMismatch() async throws {
+        try await withServer(
+            respond: { _, issuer in .json(discoveryDocument(issuer: issuer)) },
+            test: { _, log, issuer in
+                let slashed = try #require(URL(string: issuer.absoluteString + "/"))
+                let error = await #expect(throws: AuthError.self) { try await load(slashed) }
+                #expect(error?.code == .configurationInvalid)
+                #expect(log.paths == ["/o/.well-known/openid-configuration"])
+            })
+    }
+
+    @Test func plainHTTPEndpointsElsewhereAreRefused() async throws {
+        try await withServer(
+            respond: { _, issuer in
+                .json(
+                    #"{"issuer": "\#(issuer)", "authorization_endpoint": "\#(issuer)/a", "token_endpoint": "http://idp.example.com/token"}"#
+                )
+            },
+            test: { _, _, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.message.contains("\"token_endpoint\" must be an https URL") == true)
+            })
+    }
+
+    @Test func aProviderWithoutS256IsRefused() async throws {
+        try await withServer(
+            respond: { _, issuer in
+                .json(discoveryDocument(issuer: issuer, extra: #""code_challenge_methods_supported": ["plain"]"#))
+            },
+            test: { _, _, issuer in
+                let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+                #expect(error?.message.contains("S256") == true)
+            })
+    }
+
+    @Test func aClosedServerIsANetworkErrorAtOnce() async throws {
+        let server = try await TestHTTPServer.start { _ in .json("{}") }
+        let issuer = server.url("/o")
+        await server.stop()
+        let error = await #expect(throws: AuthError.self) { try await load(issuer) }
+        #expect(error?.code == .network)
+        #expect(error?.operation == .discovery)
+    }
+
+    @Test func concurrentCallersShareOneRequestAndTheResultIsKept() async throws {
+        let log = RequestLog()
+        let box = IssuerBox()
+        let server = try await TestHTTPServer.start { request in
+            log.record(request.uri)
+            var response = TestResponse.json(discoveryDocument(issuer: box.value))
+            response.delay = .milliseconds(300)
+            return response
+        }
+        box.value = server.url("/o").absoluteString
+        let provider = try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o")))
+        let authenticator = Authenticator(provider: provider, store: MemoryTokenStore())
+        let results = try await withThrowingTaskGroup(of: URL.self) { group in
+            for _ in 0..<20 { group.addTask { try await authenticator.metadata().tokenEndpoint } }
+            return try await group.reduce(into: [URL]()) { $0.append($1) }
+        }
+        _ = try await authenticator.metadata()
+        await server.stop()
+        #expect(results.count == 20)
+        #expect(Set(results).count == 1)
+        #expect(log.paths.count == 1)
+    }
+
+    @Test func aFailureIsNotKept() async throws {
+        let log = RequestLog()
+        let box = IssuerBox()
+        let server = try await TestHTTPServer.start { request in
+            log.record(request.uri)
+            return log.paths.count <= 3 ? .text("busy", status: 503) : .json(discoveryDocument(issuer: box.value))
+        }
+        box.value = server.url("/o").absoluteString
+        let provider = try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o")))
+        let authenticator = Authenticator(provider: provider, store: MemoryTokenStore())
+        let error = await #expect(throws: AuthError.self) { try await authenticator.metadata() }
+        #expect(error?.isRetryable == true)
+        let metadata = try await authenticator.metadata()
+        await server.stop()
+        #expect(metadata.issuer == box.value)
+    }
+}
+
+/// The issuer URL, known only once the server has its port.
+final class IssuerBox: Sendable {
+    private let storage = Mutex("")
+    var value: String {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}

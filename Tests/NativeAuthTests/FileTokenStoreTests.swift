@@ -1,0 +1,97 @@
+import Foundation
+import NativeAuth
+import Testing
+
+@Suite struct FileTokenStoreTests {
+    private let key = TokenKey(issuer: "https://idp.example", clientID: "cli")
+    private let tokens = TokenSet(
+        accessToken: "access-value",
+        refreshToken: "refresh-value",
+        scopes: ["openid"],
+        expiresAt: fixedNow,
+        issuedAt: fixedNow,
+        subject: "42"
+    )
+
+    private func mode(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return try #require(attributes[.posixPermissions] as? Int)
+    }
+
+    @Test func savesAndLoadsWithPrivateModes() throws {
+        let temporary = try TemporaryDirectory()
+        let directory = temporary.path + "/state/nativeauth"
+        let store = FileTokenStore(directory: directory)
+        #expect(try store.load(key) == nil)
+        try store.save(tokens, for: key)
+        #expect(try store.load(key) == tokens)
+        #expect(try mode(directory) == 0o700)
+        #expect(try mode(store.path(for: key)) == 0o600)
+        // Nothing but the token file is left behind.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory) == [
+                URL(fileURLWithPath: store.path(for: key)).lastPathComponent
+            ])
+        try store.remove(key)
+        #expect(try store.load(key) == nil)
+        try store.remove(key)  // removing nothing is fine
+    }
+
+    @Test func savingReplacesTheWholeSet() throws {
+        let store = FileTokenStore(directory: try TemporaryDirectory().path + "/s")
+        try store.save(tokens, for: key)
+        var newer = tokens
+        newer.accessToken = "newer"
+        newer.refreshToken = nil
+        try store.save(newer, for: key)
+        #expect(try store.load(key) == newer)
+        let other = TokenKey(issuer: "https://idp.example", clientID: "cli", account: "work")
+        #expect(store.path(for: other) != store.path(for: key))
+        #expect(try store.load(other) == nil)
+    }
+
+    @Test func aFileOthersCanReadIsRefusedWithTheFix() throws {
+        let store = FileTokenStore(directory: try TemporaryDirectory().path + "/s")
+        try store.save(tokens, for: key)
+        let path = store.path(for: key)
+        #expect(chmod(path, 0o644) == 0)
+        let error = #expect(throws: AuthError.self) { try store.load(key) }
+        #expect(error?.code == .tokenStoreFailed)
+        #expect(error?.message.contains("other users") == true)
+        #expect(error?.hint == "run: chmod 600 '\(path)'")
+        #expect(error?.description.contains("access-value") == false)
+        #expect(chmod(path, 0o600) == 0)
+        #expect(try store.load(key) == tokens)
+    }
+
+    @Test func aDirectoryOthersCanEnterIsRefused() throws {
+        let temporary = try TemporaryDirectory()
+        let directory = temporary.path + "/open"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        #expect(chmod(directory, 0o755) == 0)
+        let error = #expect(throws: AuthError.self) { try FileTokenStore(directory: directory).save(tokens, for: key) }
+        #expect(error?.hint == "run: chmod 700 '\(directory)'")
+    }
+
+    @Test func aDamagedFileIsReportedAndKept() throws {
+        let store = FileTokenStore(directory: try TemporaryDirectory().path + "/s")
+        try store.save(tokens, for: key)
+        let path = store.path(for: key)
+        try Data(#"{"access_token": "half"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, 0o600) == 0)
+        let error = #expect(throws: AuthError.self) { try store.load(key) }
+        #expect(error?.code == .tokenStoreFailed)
+        #expect(error?.message.contains("damaged") == true)
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func theDefaultDirectoryFollowsXDG() {
+        #expect(
+            FileTokenStore.defaultDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/h"])
+                == "/x/state/nativeauth")
+        #expect(
+            FileTokenStore.defaultDirectory(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"])
+                == "/h/.local/state/nativeauth")
+        #expect(FileTokenStore.defaultDirectory(environment: ["HOME": "/h"]) == "/h/.local/state/nativeauth")
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HTTPTypes
+import LenientJSON
+import NativeAuth
+import Testing
+
+@Suite struct ProviderConfigurationTests {
+    private func configuration(_ json: String) throws -> ProviderConfiguration {
+        try ProviderConfiguration(json: try #require(try JSONValue.parse(json).objectValue))
+    }
+
+    @Test func readsEveryField() throws {
+        let configuration = try configuration(
+            """
+            {"provider": "oidc", "issuer": "https://id.example.com", "client_id": "cli", "client_secret": "s3cret",
+             "scope": "openid, email", "client_auth": "post", "device_authorization_endpoint": "https://id.example.com/device",
+             "host": "https://ghe.example.com"}
+            """
+        )
+        #expect(configuration.issuer?.absoluteString == "https://id.example.com")
+        #expect(configuration.clientID == "cli")
+        #expect(configuration.clientSecret == "s3cret")
+        #expect(configuration.scopes == ["openid", "email"])
+        #expect(configuration.clientAuthentication == .clientSecretPost)
+        #expect(configuration.endpoints.deviceAuthorization?.absoluteString == "https://id.example.com/device")
+        #expect(configuration.additional["host"] == "https://ghe.example.com")
+        #expect(!configuration.description.contains("s3cret"))
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        #expect(!dumped.contains("s3cret"))
+    }
+
+    @Test func scopesMayBeAnArrayAndDefaultToOpenID() throws {
+        #expect(try configuration(#"{"client_id": "c", "scope": ["a", "b"]}"#).scopes == ["a", "b"])
+        #expect(try configuration(#"{"client_id": "c"}"#).scopes == ["openid"])
+    }
+
+    @Test(arguments: [
+        (#"{"issuer": "https://id.example.com"}"#, #""client_id" is missing"#),
+        (#"{"client_id": ""}"#, #""client_id" is missing"#),
+        (#"{"client_id": 12, "issuer": "not a url"}"#, #""issuer" is not an absolute URL"#),
+        (#"{"client_id": "c", "issuer": "http://id.example.com"}"#, #""issuer" must use https"#),
+        (#"{"client_id": "c", "token_endpoint": "/token"}"#, #""token_endpoint" is not an absolute URL"#),
+        (#"{"client_id": "c", "client_auth": "jwt"}"#, #""client_auth" should be one of"#),
+        (#"{"client_id": "c", "scope": 5}"#, #""scope" should be"#),
+        (#"{"client_id": ["c"]}"#, #""client_id" should be a string"#),
+    ])
+    func invalidFieldsAreNamed(json: String, expected: String) throws {
+        let error = #expect(throws: AuthError.self) { try configuration(json) }
+        #expect(error?.code == .configurationInvalid)
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    @Test func aConfigurationFileWithBadJSONSaysWhere() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/config.json"
+        try "{\"client_id\": \"c\",\n \"client_secret\": \"s3cret-value\" x}".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        let error = #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: path) }
+        #expect(error?.message.contains(path) == true)
+        #expect(error?.message.contains("line 2") == true)
+        #expect(error?.description.contains("s3cret-value") == false)
+        let missing = #expect(throws: AuthError.self) {
+            try ProviderConfiguration.load(contentsOf: directory.path + "/none.json")
+        }
+        #expect(missing?.code == .configurationInvalid)
+    }
+
+    @Test func theRegistryBuildsRegisteredProvidersAndNamesTheOthers() throws {
+        struct AcmeProvider: AuthProvider {
+            static let id = "acme"
+            let configuration: ProviderConfiguration
+            init(configuration: ProviderConfiguration) throws { self.configuration = configuration }
+        }
+        var registry = ProviderRegistry()
+        try registry.register(GenericOIDCProvider.self)
+        try registry.register(AcmeProvider.self)
+        #expect(registry.ids == ["acme", "oidc"])
+        #expect(throws: AuthError.self) { try registry.register(AcmeProvider.self) }
+
+        let acme = try registry.makeProvider(ProviderConfiguration(provider: "acme", clientID: "c"))
+        #expect(type(of: acme).id == "acme")
+        #expect(acme.tokenIssuer == "acme")
+
+        let error = #expect(throws: AuthError.self) {
+            try registry.makeProvider(ProviderConfiguration(provider: "okta", clientID: "c"))
+        }
+        #expect(error?.code == .providerNotRegistered)
+        #expect(error?.message.contains("registered: acme, oidc") == true)
+
+        // The generic provider needs an issuer.
+        #expect(throws: AuthError.self) { try registry.makeProvider(ProviderConfiguration(clientID: "c")) }
+    }
+
+    @Test func clientAuthenticationFollowsConfigurationThenMetadata() throws {
+        let issuer = try #require(URL(string: "https://id.example.com"))
+        let token = try #require(URL(string: "https://id.example.com/token"))
+        var metadata = ProviderMetadata(
+            issuer: issuer.absoluteString, authorizationEndpoint: token, tokenEndpoint: token)
+        let secretless = try GenericOIDCProvider(configuration: ProviderConfiguration(issuer: issuer, clientID: "c"))
+        let confidential = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(issuer: issuer, clientID: "c d", clientSecret: "s&t")
+        )
+        #expect(secretless.clientAuthentication(metadata: metadata) == .none)
+        #expect(confidential.clientAuthentication(metadata: metadata) == .clientSecretBasic)
+        metadata.tokenEndpointAuthMethodsSupported = ["private_key_jwt", "client_secret_post", "client_secret_basic"]
+        #expect(confidential.clientAuthentication(metadata: metadata) == .clientSecretPost)
+
+        var basic = TokenRequest(url: token, operation: .tokenExchange, form: [FormField("grant_type", "x")])
+        basic.applyStandardClientAuthentication(.clientSecretBasic, configuration: confidential.configuration)
+        // RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
+        #expect(basic.headerFields[.authorization] == "Basic " + Data("c+d:s%26t".utf8).base64EncodedString())
+        #expect(basic.form.first(named: "client_secret") == nil)
+
+        var post = TokenRequest(url: token, operation: .tokenExchange, form: [])
+        post.applyStandardClientAuthentication(.clientSecretPost, configuration: confidential.configuration)
+        #expect(post.form.first(named: "client_id") == "c d")
+        #expect(post.form.first(named: "client_secret") == "s&t")
+        #expect(!post.description.contains("s&t"))
+    }
+}

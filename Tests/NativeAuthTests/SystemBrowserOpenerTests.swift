@@ -1,0 +1,48 @@
+import Foundation
+import NativeAuth
+import Testing
+
+@Suite struct SystemBrowserOpenerTests {
+    private let url = URL(string: "https://idp.example/authorize?a=1&b=two%20words")
+
+    @Test func browserCommandsGetTheURLAsArgumentOrInPlaceOfPercentS() throws {
+        let url = try #require(url)
+        let opener = SystemBrowserOpener(environment: ["BROWSER": "firefox --new-tab:'my browser' -x %s --y"])
+        #expect(
+            opener.commands(for: url) == [
+                ["firefox", "--new-tab", url.absoluteString],
+                ["my browser", "-x", url.absoluteString, "--y"],
+            ]
+        )
+        #expect(SystemBrowserOpener(environment: [:]).commands(for: url) == [["xdg-open", url.absoluteString]])
+        #expect(SystemBrowserOpener(environment: ["BROWSER": "  "]).commands(for: url).first?.first == "xdg-open")
+    }
+
+    @Test func runsTheCommandWithoutAShellAndTriesTheNextOnFailure() async throws {
+        let url = try #require(url)
+        let directory = try TemporaryDirectory()
+        let record = directory.path + "/args"
+        let script = directory.path + "/browser.sh"
+        try "#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(record)'\necho 'noise on stdout'\n".write(
+            toFile: script,
+            atomically: true,
+            encoding: .utf8
+        )
+        #expect(chmod(script, 0o755) == 0)
+        let opener = SystemBrowserOpener(environment: [
+            "BROWSER": "/bin/false:\(directory.path)/missing:\(script) --flag %s"
+        ])
+        try await opener.open(url)
+        let arguments = try String(contentsOfFile: record, encoding: .utf8)
+        #expect(arguments == "--flag\n\(url.absoluteString)\n")
+    }
+
+    @Test func failsWhenNoCommandWorks() async throws {
+        let url = try #require(url)
+        let opener = SystemBrowserOpener(environment: ["BROWSER": "/bin/false:/nonexistent/browser"])
+        let error = await #expect(throws: AuthError.self) { try await opener.open(url) }
+        #expect(error?.message.contains("/bin/false exited with status 1") == true)
+        #expect(error?.message.contains("/nonexistent/browser was not found") == true)
+        #expect(error?.message.contains(url.absoluteString) == false)
+    }
+}

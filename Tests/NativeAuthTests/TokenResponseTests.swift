@@ -1,0 +1,140 @@
+import Foundation
+import HTTPTypes
+import LenientJSON
+import NativeAuth
+import Testing
+
+@Suite struct TokenResponseTests {
+    private let context = TokenResponseDecoder.Context(
+        operation: .tokenExchange,
+        requestedScopes: ["openid", "profile"],
+        receivedAt: fixedNow
+    )
+
+    private func decode(
+        _ body: String,
+        status: HTTPResponse.Status = .ok,
+        contentType: String = "application/json",
+        context: TokenResponseDecoder.Context? = nil
+    ) throws -> TokenSet {
+        try TokenResponseDecoder.decodeJSON(
+            HTTPResponse(status: status, headerFields: [.contentType: contentType]),
+            body: Data(body.utf8),
+            context: context ?? self.context,
+            errorMapper: StandardErrorMapper()
+        )
+    }
+
+    @Test func decodesAStandardResponse() throws {
+        let tokens = try decode(
+            #"{"access_token":"at","token_type":"Bearer","expires_in":3600,"refresh_token":"rt","scope":"openid email"}"#
+        )
+        #expect(tokens.accessToken == "at")
+        #expect(tokens.refreshToken == "rt")
+        #expect(tokens.scopes == ["openid", "email"])
+        #expect(tokens.expiresAt == fixedNow.addingTimeInterval(3600))
+        #expect(tokens.issuedAt == fixedNow)
+    }
+
+    @Test func expiresInAsAStringIsAccepted() throws {
+        let tokens = try decode(#"{"access_token":"at","token_type":"bearer","expires_in":"3600"}"#)
+        #expect(tokens.expiresAt == fixedNow.addingTimeInterval(3600))
+        #expect(tokens.tokenType == "bearer")
+    }
+
+    @Test func aMissingScopeMeansTheRequestedOnesAndMissingTypeMeansBearer() throws {
+        let tokens = try decode(#"{"access_token":"at"}"#)
+        #expect(tokens.scopes == ["openid", "profile"])
+        #expect(tokens.tokenType == "Bearer")
+        #expect(tokens.expiresAt == nil)
+    }
+
+    @Test func aMissingAccessTokenIsMalformed() {
+        let error = #expect(throws: AuthError.self) { try decode(#"{"token_type":"Bearer","expires_in":3600}"#) }
+        #expect(error?.code == .responseMalformed)
+        #expect(error?.message.contains("access_token") == true)
+    }
+
+    @Test func aWrongKindIsMalformedWithoutTheValue() {
+        let error = #expect(throws: AuthError.self) {
+            try decode(#"{"access_token":"at","expires_in":"soon-ish-value"}"#)
+        }
+        #expect(error?.code == .responseMalformed)
+        #expect(error?.message.contains("expires_in") == true)
+        #expect(error?.message.contains("soon-ish-value") == false)
+    }
+
+    @Test func anHTMLBodyIsMalformed() {
+        let error = #expect(throws: AuthError.self) {
+            try decode("<html>login to the proxy</html>", contentType: "text/html")
+        }
+        #expect(error?.code == .responseMalformed)
+    }
+
+    @Test func anErrorWithHTTP200IsAnError() {
+        let error = #expect(throws: AuthError.self) { try decode(#"{"error":"invalid_grant"}"#) }
+        #expect(error?.code == .tokenExchangeFailed)
+        #expect(error?.oauthError == "invalid_grant")
+    }
+
+    @Test func anErrorResponseIsMapped() {
+        let error = #expect(throws: AuthError.self) {
+            try decode(#"{"error":"invalid_client"}"#, status: .unauthorized)
+        }
+        #expect(error?.code == .configurationInvalid)
+    }
+
+    @Test func aRefreshResponseWithoutRefreshTokenKeepsTheOldOne() throws {
+        let previous = TokenSet(accessToken: "old", refreshToken: "keep-me", idToken: "old-id", issuedAt: fixedNow)
+        let refresh = TokenResponseDecoder.Context(
+            operation: .refresh,
+            requestedScopes: [],
+            receivedAt: fixedNow,
+            previous: previous
+        )
+        let tokens = try decode(#"{"access_token":"new","expires_in":60}"#, context: refresh)
+        #expect(tokens.accessToken == "new")
+        #expect(tokens.refreshToken == "keep-me")
+        #expect(tokens.idToken == "old-id")
+    }
+
+    @Test func subjectAndNameComeFromTheIDToken() throws {
+        let payload = Data(#"{"sub":"248289761001","preferred_username":"janedoe"}"#.utf8).base64EncodedString()
+            .replacingOccurrences(of: "=", with: "")
+        let tokens = try decode(#"{"access_token":"at","id_token":"eyJhbGciOiJub25lIn0.\#(payload).sig"}"#)
+        #expect(tokens.subject == "248289761001")
+        #expect(tokens.displayName == "janedoe")
+    }
+
+    @Test func tokenSetsNeverPrintTheirTokens() throws {
+        let tokens = TokenSet(
+            accessToken: "secret-access-value",
+            refreshToken: "secret-refresh-value",
+            idToken: "secret-id-value",
+            scopes: ["openid"],
+            expiresAt: fixedNow,
+            issuedAt: fixedNow
+        )
+        var dumped = ""
+        dump(tokens, to: &dumped)
+        for text in [tokens.description, String(reflecting: tokens), "\(tokens)", dumped] {
+            #expect(!text.contains("secret-"), "leaked in \(text)")
+        }
+    }
+
+    @Test func storageJSONRoundTrips() throws {
+        let tokens = TokenSet(
+            accessToken: "a",
+            tokenType: "Bearer",
+            refreshToken: "r",
+            idToken: "i",
+            scopes: ["openid", "email"],
+            expiresAt: fixedNow.addingTimeInterval(0.5),
+            issuedAt: fixedNow,
+            subject: "s",
+            displayName: "d"
+        )
+        let object = try #require(try JSONValue.parse(tokens.storageJSON.encoded()).objectValue)
+        #expect(try TokenSet(storageJSON: object) == tokens)
+    }
+}

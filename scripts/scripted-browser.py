@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Plays the person's part of a sign-in against the test server, like a browser would.
+
+    scripted-browser.py [--deny] [--print-callback] AUTHORIZATION_URL
+
+It opens the authorization URL, signs in through the Django login form (with its CSRF token),
+approves consent (or denies it with --deny), and follows the final redirect to the app's
+loopback receiver. With --print-callback it prints that redirect URL on stdout instead of
+following it. Usable as $BROWSER (the URL is the last argument).
+
+The user comes from NATIVEAUTH_TEST_USERNAME / NATIVEAUTH_TEST_PASSWORD, else from the test
+server's env.json (scripts/test-server env).
+"""
+import argparse
+import html.parser
+import json
+import os
+import pathlib
+import sys
+import urllib.parse
+
+import requests
+
+
+class Forms(html.parser.HTMLParser):
+    """Collects every form's action and inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.forms = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.forms.append({"action": attrs.get("action") or "", "id": attrs.get("id") or "", "fields": {}})
+        elif tag == "input" and self.forms and attrs.get("name") and attrs.get("type") != "submit":
+            self.forms[-1]["fields"][attrs["name"]] = attrs.get("value") or ""
+
+
+def forms_of(page):
+    parser = Forms()
+    parser.feed(page)
+    return parser.forms
+
+
+def credentials():
+    username = os.environ.get("NATIVEAUTH_TEST_USERNAME")
+    password = os.environ.get("NATIVEAUTH_TEST_PASSWORD")
+    if username and password:
+        return username, password
+    env = pathlib.Path(os.environ.get("NATIVEAUTH_TEST_STATE", pathlib.Path(__file__).resolve().parents[1] / ".test-server")) / "env.json"
+    data = json.loads(env.read_text())
+    return data["username"], data["password"]
+
+
+def fail(message):
+    print(f"scripted-browser: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--deny", action="store_true", help="deny consent instead of approving")
+    parser.add_argument("--print-callback", action="store_true", help="print the redirect to the app instead of following it")
+    parser.add_argument("url")
+    args = parser.parse_args()
+
+    origin = urllib.parse.urlsplit(args.url)[:2]
+    session = requests.Session()
+    username, password = credentials()
+
+    def walk(response):
+        """Follows redirects while they stay on the authorization server; returns the last response."""
+        for _ in range(10):
+            location = response.headers.get("Location")
+            if response.status_code not in (301, 302, 303, 307, 308) or not location:
+                return response
+            target = urllib.parse.urljoin(response.url, location)
+            if urllib.parse.urlsplit(target)[:2] != origin:
+                return response
+            response = session.get(target, allow_redirects=False, timeout=30)
+        fail("too many redirects")
+
+    response = walk(session.get(args.url, allow_redirects=False, timeout=30))
+    for _ in range(3):
+        if response.status_code in (301, 302, 303, 307, 308):
+            break  # leaving the server: the redirect to the app
+        if response.status_code != 200:
+            fail(f"the server answered HTTP {response.status_code}")
+        forms = forms_of(response.text)
+        login = next((f for f in forms if "password" in f["fields"]), None)
+        consent = next((f for f in forms if f["id"] == "authorizationForm"), None)
+        if login:
+            fields = dict(login["fields"], username=username, password=password)
+            action = urllib.parse.urljoin(response.url, login["action"])
+            response = walk(session.post(action, data=fields, headers={"Referer": response.url}, allow_redirects=False, timeout=30))
+        elif consent:
+            fields = dict(consent["fields"])
+            if not args.deny:
+                fields["allow"] = "Authorize"
+            action = urllib.parse.urljoin(response.url, consent["action"]) if consent["action"] else response.url
+            response = walk(session.post(action, data=fields, headers={"Referer": response.url}, allow_redirects=False, timeout=30))
+        else:
+            fail("found neither a login form nor a consent form")
+    location = response.headers.get("Location")
+    if not location:
+        fail(f"no redirect to the app (HTTP {response.status_code})")
+    callback = urllib.parse.urljoin(response.url, location)
+    if args.print_callback:
+        print(callback)
+        return
+    answer = requests.get(callback, allow_redirects=False, timeout=30)
+    print(f"scripted-browser: the app answered HTTP {answer.status_code}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

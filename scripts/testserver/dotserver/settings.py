@@ -1,0 +1,77 @@
+"""Settings for the test server: a full OIDC provider on 127.0.0.1 (see ../../../shared/FACTS.md).
+
+Everything that changes per run comes from the environment, set by scripts/test-server:
+NATIVEAUTH_TEST_STATE (directory for the database and key), NATIVEAUTH_TEST_ACCESS_TOKEN_SECONDS.
+"""
+import os
+from pathlib import Path
+
+STATE = Path(os.environ.get("NATIVEAUTH_TEST_STATE", Path(__file__).resolve().parents[3] / ".test-server"))
+
+SECRET_KEY = "nativeauth-test-server-only"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "oauth2_provider",
+    "dotserver",
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+ROOT_URLCONF = "dotserver.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(STATE / "db.sqlite3")}}
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+USE_TZ = True
+LOGIN_URL = "/accounts/login/"
+# Password hashing dominates a scripted login; the test user needs no strong hash.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+_key_file = STATE / "rsa.pem"
+OAUTH2_PROVIDER = {
+    "OIDC_ENABLED": True,
+    "OIDC_RSA_PRIVATE_KEY": _key_file.read_text() if _key_file.exists() else "",
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
+    "PKCE_REQUIRED": True,
+    # RFC 9700: `iss` in every authorization response (RFC 9207), S256 only, no implicit or password grant.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "ROTATE_REFRESH_TOKEN": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("NATIVEAUTH_TEST_ACCESS_TOKEN_SECONDS", "3600")),
+    "OAUTH2_VALIDATOR_CLASS": "dotserver.validator.Validator",
+    "SCOPES": {
+        "openid": "OpenID Connect",
+        "profile": "Your name",
+        "email": "Your email address",
+        "read": "Read access",
+    },
+    "DEFAULT_SCOPES": ["openid"],
+}
+LOGGING = {
+    "version": 1,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+}
