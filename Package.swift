@@ -70,6 +70,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // Against the real authorization server started by scripts/test-server (django-oauth-toolkit).
+        .testTarget(
+            name: "NativeAuthIntegrationTests",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         // Runs parse, encode and error paths so that CI can check them under valgrind for leaks.
         .executableTarget(
             name: "LenientJSONLeakCheck",

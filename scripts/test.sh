@@ -3,7 +3,8 @@
 #
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
 #   2. builds everything, tests included
-#   3. runs the test suite (Swift Testing, real HTTP on loopback)
+#   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
+#      and runs the test suite against it and against local test servers; stops it afterwards
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
 #   5. lints Sources, Tests, Samples and Plugins with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
@@ -36,8 +37,20 @@ log "building (debug, with tests)"
 swift build --build-tests
 
 # --- 3. tests -----------------------------------------------------------------------------------
+log "starting the real authorization server"
+started_server=0
+if ! scripts/test-server status >/dev/null 2>&1; then
+    scripts/test-server start
+    started_server=1
+fi
+stop_server() { if [[ $started_server == 1 ]]; then scripts/test-server stop; fi; }
+trap stop_server EXIT
+
 log "running the tests"
-swift test --skip-build
+# A missing server fails the integration tests instead of skipping them.
+NATIVEAUTH_REQUIRE_TEST_SERVER=1 swift test --skip-build
+stop_server
+started_server=0
 
 # --- 4. leak check ------------------------------------------------------------------------------
 log "checking LenientJSON for leaks under valgrind"
@@ -54,7 +67,8 @@ swift format lint --strict --recursive --parallel "${dirs[@]}" Package.swift
 # --- 6. documentation ---------------------------------------------------------------------------
 if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     log "building the documentation (warnings are errors)"
-    swift package generate-documentation --target NativeAuth --target LenientJSON --warnings-as-errors >/dev/null
+    swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
+        --warnings-as-errors >/dev/null
 fi
 
 log "all checks passed"

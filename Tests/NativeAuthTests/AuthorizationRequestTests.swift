@@ -143,6 +143,11 @@ import Testing
         #expect(throws: AuthError(.invalidState, "")) {
             try promised.validate(callback: callback("code=abc&state=\(promised.state)"))
         }
+        // An error response without iss is still the server's refusal (no code can be stolen from it).
+        let denied = #expect(throws: AuthError.self) {
+            try promised.validate(callback: callback("error=access_denied&state=\(promised.state)"))
+        }
+        #expect(denied?.code == .authorizationFailed)
         let notPromised = try request(issRequired: false)
         #expect(try notPromised.validate(callback: callback("code=abc&state=\(notPromised.state)")).code == "abc")
     }

@@ -80,7 +80,9 @@ public actor Authenticator {
     /// is asked for, the provider's extra parameters), presents it, checks the callback (`state` in
     /// constant time, `error`, RFC 9207 `iss`), exchanges the code, and saves the tokens.
     ///
-    /// - Parameter scopes: The scopes to ask for; default: the configuration's.
+    /// - Parameters:
+    ///   - presenter: How the person gets to the authorization page (``LoopbackPresenter``, …).
+    ///   - scopes: The scopes to ask for; default: the configuration's.
     /// - Returns: The new tokens.
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
     @discardableResult

@@ -87,7 +87,8 @@ public struct AuthorizationRequest: Sendable {
     /// Checks a callback and returns its code.
     ///
     /// - Throws: ``AuthError``: ``AuthError/Code/invalidState`` when `state` is missing or wrong, or
-    ///   `iss` is wrong or missing where the metadata promised it (a possible mix-up attack);
+    ///   `iss` is wrong, or missing from a successful response where the metadata promised it (a
+    ///   possible mix-up attack);
     ///   ``AuthError/Code/authorizationFailed`` carrying the server's `error` (for example
     ///   `access_denied`), or when there is no code.
     public func validate(callback: URL) throws(AuthError) -> AuthorizationResponse {
@@ -119,13 +120,6 @@ public struct AuthorizationRequest: Sendable {
                 operation: .authorization
             )
         }
-        if issuer == nil, requiresIssuer {
-            throw AuthError(
-                .invalidState,
-                "the callback has no \"iss\" although the provider's metadata says it always sends one (RFC 9207)",
-                operation: .authorization
-            )
-        }
         if let error = try single("error") {
             let description = try single("error_description")
             throw AuthError(
@@ -136,6 +130,15 @@ public struct AuthorizationRequest: Sendable {
                 oauthError: error,
                 oauthErrorDescription: description,
                 oauthErrorURI: try single("error_uri")
+            )
+        }
+        // A missing `iss` is refused only on success: an error response yields no code to steal, and
+        // some servers (django-oauth-toolkit 3.4) leave `iss` out of error responses.
+        if issuer == nil, requiresIssuer {
+            throw AuthError(
+                .invalidState,
+                "the callback has no \"iss\" although the provider's metadata says it always sends one (RFC 9207)",
+                operation: .authorization
             )
         }
         guard let code = try single("code"), !code.isEmpty else {

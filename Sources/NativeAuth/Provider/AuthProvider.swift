@@ -23,7 +23,7 @@ public import HTTPTypes
 ///   ``AuthError/Code/configurationInvalid`` naming the missing or wrong field.
 /// - Hooks are pure or async and `Sendable`; they never log or print tokens or secrets.
 /// - An overridden hook that only adds to the standard behaviour calls the standard
-///   implementation itself (``Discovery``, ``TokenRequest/applyStandardClientAuthentication(metadata:configuration:)``,
+///   implementation itself (``Discovery``, ``TokenRequest/applyStandardClientAuthentication(_:configuration:)``,
 ///   ``TokenResponseDecoder``).
 public protocol AuthProvider: Sendable {
     /// The registry key, for example `"oidc"` or `"github"`.

@@ -23,7 +23,7 @@ extension TokenSet {
 
     /// Reads a token set written by ``storageJSON``.
     ///
-    /// - Throws: ``JSONFieldError`` naming a missing or malformed field.
+    /// - Throws: `JSONFieldError` naming a missing or malformed field.
     public init(storageJSON object: JSONObject) throws(JSONFieldError) {
         if let version = try object.integer("version"), version > Self.storageVersion {
             throw JSONFieldError(

@@ -1,0 +1,165 @@
+import Foundation
+import LenientJSON
+import NativeAuth
+import Testing
+
+/// The result of running a command.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// The built `oidc-login`: next to the test bundle, or `NATIVEAUTH_CLI_DIR`.
+func cliPath(_ name: String) -> String {
+    if let directory = ProcessInfo.processInfo.environment["NATIVEAUTH_CLI_DIR"] { return directory + "/" + name }
+    let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = runner.deletingLastPathComponent()
+    // On Linux the runner is …/debug/NativeAuthPackageTests.xctest; on macOS it is inside the bundle.
+    while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path),
+        directory.path != "/"
+    {
+        directory = directory.deletingLastPathComponent()
+    }
+    return directory.appendingPathComponent(name).path
+}
+
+/// Runs a command with exactly `environment` (plus PATH and HOME) and no standard input.
+func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+    base.merge(environment) { $1 }
+    process.environment = base
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+    async let err = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+    let (stdout, stderr) = await (out, err)
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: String(decoding: stderr, as: UTF8.self)
+    )
+}
+
+@Suite struct CLIWithoutServerTests {
+    let cli = cliPath("oidc-login")
+
+    @Test func statusOnAnEmptyStoreIsSignedOutAndSucceeds() async throws {
+        let directory = try TemporaryDirectory()
+        let result = try await run(
+            cli,
+            ["status", "--json", "--issuer", "https://id.example.com", "--client-id", "c", "--store", directory.path + "/none"]
+        )
+        #expect(result.status == 0)
+        let object = try #require(try JSONValue.parse(result.stdout).objectValue)
+        #expect(object["signed_in"] == false)
+        #expect(object["subject"] == .null)
+        #expect(object["expires_at"] == .null)
+        #expect(object["scope"] == [])
+        #expect(object["has_refresh_token"] == false)
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func aMissingClientIDIsOneErrorLineWithAHint() async throws {
+        let result = try await run(cli, ["login", "--issuer", "https://id.example.com"])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.first == #"error: configuration_invalid: the field "client_id" is missing"#)
+        #expect(lines.dropFirst().first?.hasPrefix("hint: set it with --client-id") == true)
+        #expect(lines.count == 2)
+    }
+
+    @Test func aBadConfigFileSaysWhere() async throws {
+        let directory = try TemporaryDirectory()
+        let config = directory.path + "/config.json"
+        try "{\"client_id\": \"c\",\n  \"issuer\": }".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try await run(cli, ["status", "--config", config])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("error: configuration_invalid: the configuration file \(config) is not valid JSON: line 2"))
+    }
+
+    @Test func argumentErrorsKeepArgumentParsersCode() async throws {
+        let result = try await run(cli, ["login", "--port", "not-a-number"])
+        #expect(result.status == 64)
+    }
+}
+
+@Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
+struct CLISignInTests {
+    let server: TestServer
+    let cli = cliPath("oidc-login")
+
+    init() throws { server = try TestServer.load() }
+
+    @Test func loginThenStatusNeverPrintsATokenAndHonoursPrecedence() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path + "/store"
+        // The file names a wrong client; the environment the right one; the flags the store.
+        let config = directory.path + "/config.json"
+        try #"{"issuer": "\#(server.issuer.absoluteString)", "client_id": "wrong-client", "scope": "openid email"}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let environment = [
+            "BROWSER": TestServer.browserCommand(),
+            "NATIVEAUTH_CLIENT_ID": server.publicClientID,
+            "NATIVEAUTH_STORE": directory.path + "/not-this-one",
+        ]
+        let login = try await run(cli, ["login", "--config", config, "--store", store], environment: environment)
+        #expect(login.status == 0, "\(login.stderr)")
+        // Without the profile scope the ID token has no preferred_username: the email names the account.
+        #expect(login.stdout == "Signed in as alice@example.test\n")
+
+        let tokens = try #require(
+            try FileTokenStore(directory: store).load(
+                TokenKey(issuer: server.issuer.absoluteString, clientID: server.publicClientID)
+            )
+        )
+        #expect(tokens.scopes == ["openid", "email"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/not-this-one"))
+
+        let status = try await run(cli, ["status", "--json", "--config", config, "--store", store], environment: environment)
+        #expect(status.status == 0)
+        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(object["signed_in"] == true)
+        #expect(object["subject"] == .string(try #require(tokens.subject)))
+        #expect(object["has_refresh_token"] == true)
+        #expect(object["scope"] == ["openid", "email"])
+        #expect(try object.string("expires_at")?.hasSuffix("Z") == true)
+
+        let human = try await run(cli, ["status", "--config", config, "--store", store], environment: environment)
+        #expect(human.stdout.contains("Signed in as alice@example.test"))
+
+        for output in [login.stdout, login.stderr, status.stdout, status.stderr, human.stdout, human.stderr] {
+            #expect(!output.contains(tokens.accessToken))
+            #expect(!output.contains(try #require(tokens.refreshToken)))
+            #expect(!output.contains(try #require(tokens.idToken)))
+        }
+
+        // With the file's client id, the same store holds nothing.
+        let other = try await run(cli, ["status", "--json", "--config", config, "--store", store])
+        #expect(try JSONValue.parse(other.stdout).objectValue?["signed_in"] == false)
+    }
+
+    @Test func noBrowserPrintsTheURLOnStderr() async throws {
+        let directory = try TemporaryDirectory()
+        let result = try await run(
+            cli,
+            [
+                "login", "--no-browser", "--timeout", "1", "--issuer", server.issuer.absoluteString, "--client-id",
+                server.publicClientID, "--store", directory.path,
+            ]
+        )
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("\n\(server.issuer.absoluteString)/authorize/?response_type=code"))
+        #expect(result.stderr.contains("error: timeout:"))
+    }
+}

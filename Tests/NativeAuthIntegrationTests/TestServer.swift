@@ -1,0 +1,117 @@
+import Foundation
+import LenientJSON
+import NativeAuth
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The django-oauth-toolkit server started by `scripts/test-server start`, as its env.json describes it.
+struct TestServer: Sendable {
+    let issuer: URL
+    let username: String
+    let password: String
+    let publicClientID: String
+    let confidentialClientID: String
+    let confidentialClientSecret: String
+
+    /// The repository's root, from this file's place in it.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static var stateDirectory: URL {
+        ProcessInfo.processInfo.environment["NATIVEAUTH_TEST_STATE"].map { URL(fileURLWithPath: $0) }
+            ?? root.appendingPathComponent(".test-server")
+    }
+
+    /// Whether `scripts/test-server start` left a running server.
+    static var isRunning: Bool {
+        guard let text = try? String(contentsOf: stateDirectory.appendingPathComponent("pid"), encoding: .utf8),
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return false }
+        return kill(pid, 0) == 0 && FileManager.default.fileExists(atPath: stateDirectory.appendingPathComponent("env.json").path)
+    }
+
+    /// Whether a missing server is a failure (CI) rather than a reason to skip.
+    static var isRequired: Bool { ProcessInfo.processInfo.environment["NATIVEAUTH_REQUIRE_TEST_SERVER"] == "1" }
+
+    static func load() throws -> TestServer {
+        let data = try Data(contentsOf: stateDirectory.appendingPathComponent("env.json"))
+        guard let object = try JSONValue.parse(data).objectValue, let issuer = URL(string: try object.requiredString("issuer"))
+        else { throw AuthError(.configurationInvalid, "env.json is not what scripts/test-server writes") }
+        return TestServer(
+            issuer: issuer,
+            username: try object.requiredString("username"),
+            password: try object.requiredString("password"),
+            publicClientID: try object.requiredString("public_client_id"),
+            confidentialClientID: try object.requiredString("confidential_client_id"),
+            confidentialClientSecret: try object.requiredString("confidential_client_secret")
+        )
+    }
+
+    /// The `$BROWSER` value that runs the scripted browser, with extra options before the URL.
+    static func browserCommand(_ options: String = "") -> String {
+        let python = root.appendingPathComponent(".venv/bin/python").path
+        let script = root.appendingPathComponent("scripts/scripted-browser.py").path
+        return "'\(python)' '\(script)' \(options) %s"
+    }
+
+    /// A browser opener that plays the person with the scripted browser.
+    static func scriptedBrowser(_ options: String = "") -> SystemBrowserOpener {
+        SystemBrowserOpener(environment: ["BROWSER": browserCommand(options), "PATH": "/usr/bin:/bin"])
+    }
+
+    func configuration(
+        clientID: String? = nil,
+        secret: String? = nil,
+        authentication: ClientAuthentication? = nil,
+        issuer: URL? = nil
+    ) -> ProviderConfiguration {
+        ProviderConfiguration(
+            issuer: issuer ?? self.issuer,
+            clientID: clientID ?? publicClientID,
+            clientSecret: secret,
+            scopes: ["openid", "profile", "email"],
+            clientAuthentication: authentication
+        )
+    }
+}
+
+/// Runs a scripted browser in the print-callback mode and returns the URL it would have followed.
+func scriptedCallback(for authorizationURL: URL) async throws -> URL {
+    let process = Process()
+    process.executableURL = TestServer.root.appendingPathComponent(".venv/bin/python")
+    process.arguments = [
+        TestServer.root.appendingPathComponent("scripts/scripted-browser.py").path, "--print-callback",
+        authorizationURL.absoluteString,
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard process.terminationStatus == 0, let url = URL(string: text) else {
+        throw AuthError(.authorizationFailed, "the scripted browser failed (status \(process.terminationStatus))")
+    }
+    return url
+}
+
+/// A browser stand-in that runs a closure.
+struct ClosureOpener: BrowserOpener {
+    let body: @Sendable (URL) async throws -> Void
+    func open(_ url: URL) async throws { try await body(url) }
+}
+
+/// A temporary directory removed when released.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("nativeauth-it-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        path = base.path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
