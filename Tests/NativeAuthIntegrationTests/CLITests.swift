@@ -25,7 +25,8 @@ func cliPath(_ name: String) -> String {
 }
 
 /// Runs a command with exactly `environment` (plus PATH and HOME) and no standard input.
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
+func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -56,7 +57,10 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
         let directory = try TemporaryDirectory()
         let result = try await run(
             cli,
-            ["status", "--json", "--issuer", "https://id.example.com", "--client-id", "c", "--store", directory.path + "/none"]
+            [
+                "status", "--json", "--issuer", "https://id.example.com", "--client-id", "c", "--store",
+                directory.path + "/none",
+            ]
         )
         #expect(result.status == 0)
         let object = try #require(try JSONValue.parse(result.stdout).objectValue)
@@ -84,7 +88,9 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
         try "{\"client_id\": \"c\",\n  \"issuer\": }".write(toFile: config, atomically: true, encoding: .utf8)
         let result = try await run(cli, ["status", "--config", config])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("error: configuration_invalid: the configuration file \(config) is not valid JSON: line 2"))
+        #expect(
+            result.stderr.contains(
+                "error: configuration_invalid: the configuration file \(config) is not valid JSON: line 2"))
     }
 
     @Test func argumentErrorsKeepArgumentParsersCode() async throws {
@@ -125,7 +131,8 @@ struct CLISignInTests {
         #expect(tokens.scopes == ["openid", "email"])
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/not-this-one"))
 
-        let status = try await run(cli, ["status", "--json", "--config", config, "--store", store], environment: environment)
+        let status = try await run(
+            cli, ["status", "--json", "--config", config, "--store", store], environment: environment)
         #expect(status.status == 0)
         let object = try #require(try JSONValue.parse(status.stdout).objectValue)
         #expect(object["signed_in"] == true)

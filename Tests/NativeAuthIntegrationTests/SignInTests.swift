@@ -158,7 +158,8 @@ struct SignInTests {
         #expect(metadata.revocationEndpoint == nil)
         var rfc8414 = Discovery.documentURLs(for: server.issuer)
         rfc8414.removeFirst()
-        let (response, body) = try await URLSessionTransport().send(HTTPRequest(method: .get, url: rfc8414[0]), body: nil)
+        let (response, body) = try await URLSessionTransport().send(
+            HTTPRequest(method: .get, url: rfc8414[0]), body: nil)
         #expect(response.status.code == 200)
         #expect(try JSONValue.parse(body).objectValue?.string("issuer") == server.issuer.absoluteString)
     }

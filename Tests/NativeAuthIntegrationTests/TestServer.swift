@@ -29,7 +29,8 @@ struct TestServer: Sendable {
         guard let text = try? String(contentsOf: stateDirectory.appendingPathComponent("pid"), encoding: .utf8),
             let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { return false }
-        return kill(pid, 0) == 0 && FileManager.default.fileExists(atPath: stateDirectory.appendingPathComponent("env.json").path)
+        return kill(pid, 0) == 0
+            && FileManager.default.fileExists(atPath: stateDirectory.appendingPathComponent("env.json").path)
     }
 
     /// Whether a missing server is a failure (CI) rather than a reason to skip.
@@ -37,7 +38,8 @@ struct TestServer: Sendable {
 
     static func load() throws -> TestServer {
         let data = try Data(contentsOf: stateDirectory.appendingPathComponent("env.json"))
-        guard let object = try JSONValue.parse(data).objectValue, let issuer = URL(string: try object.requiredString("issuer"))
+        guard let object = try JSONValue.parse(data).objectValue,
+            let issuer = URL(string: try object.requiredString("issuer"))
         else { throw AuthError(.configurationInvalid, "env.json is not what scripts/test-server writes") }
         return TestServer(
             issuer: issuer,
