@@ -122,6 +122,27 @@ import Testing
         }
     }
 
+    @Test func datesWithSubMillisecondPartsRoundTripThroughTheStore() throws {
+        let now = Date()  // microseconds, and an offset from the reference date
+        let tokens = TokenSet(accessToken: "a", expiresAt: now.addingTimeInterval(3599.9999), issuedAt: now)
+        let object = try #require(try JSONValue.parse(tokens.storageJSON.encoded()).objectValue)
+        #expect(try TokenSet(storageJSON: object) == tokens)
+        #expect(abs(tokens.issuedAt.timeIntervalSince(now)) <= 0.0005)
+        var changed = tokens
+        changed.expiresAt = now.addingTimeInterval(1.23456789)
+        #expect(
+            try TokenSet(storageJSON: try #require(try JSONValue.parse(changed.storageJSON.encoded()).objectValue))
+                == changed)
+        for _ in 0..<2_000 {
+            let moment = Date(timeIntervalSince1970: Double.random(in: 1_000_000_000...4_000_000_000))
+            let random = TokenSet(
+                accessToken: "a", expiresAt: moment.addingTimeInterval(.random(in: 0...1e5)), issuedAt: moment)
+            let loaded = try TokenSet(
+                storageJSON: try #require(try JSONValue.parse(random.storageJSON.encoded()).objectValue))
+            #expect(loaded == random)
+        }
+    }
+
     @Test func storageJSONRoundTrips() throws {
         let tokens = TokenSet(
             accessToken: "a",

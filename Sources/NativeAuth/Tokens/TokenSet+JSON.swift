@@ -14,8 +14,8 @@ extension TokenSet {
         if let refreshToken { object["refresh_token"] = .string(refreshToken) }
         if let idToken { object["id_token"] = .string(idToken) }
         object["scope"] = .array(scopes.map(JSONValue.string))
-        if let expiresAt { object["expires_at"] = .double(expiresAt.timeIntervalSince1970) }
-        object["issued_at"] = .double(issuedAt.timeIntervalSince1970)
+        if let expiresAt { object["expires_at_ms"] = .integer(Self.milliseconds(expiresAt)) }
+        object["issued_at_ms"] = .integer(Self.milliseconds(issuedAt))
         if let subject { object["subject"] = .string(subject) }
         if let displayName { object["display_name"] = .string(displayName) }
         return .object(object)
@@ -29,31 +29,17 @@ extension TokenSet {
             throw JSONFieldError(
                 key: "version", problem: .wrongKind(expected: "version 1", found: "version \(version)"))
         }
-        guard let issued = object["issued_at"]?.lenientDouble else {
-            throw JSONFieldError(key: "issued_at", problem: .missing)
-        }
+        let issued = try object.requiredInteger("issued_at_ms")
         self.init(
             accessToken: try object.requiredString("access_token"),
             tokenType: try object.string("token_type") ?? "Bearer",
             refreshToken: try object.string("refresh_token"),
             idToken: try object.string("id_token"),
             scopes: try object.stringList("scope") ?? [],
-            expiresAt: object["expires_at"]?.lenientDouble.map { Date(timeIntervalSince1970: $0) },
-            issuedAt: Date(timeIntervalSince1970: issued),
+            expiresAt: try object.integer("expires_at_ms").map { Self.date(milliseconds: $0) },
+            issuedAt: Self.date(milliseconds: issued),
             subject: try object.string("subject"),
             displayName: try object.string("display_name")
         )
-    }
-}
-
-extension JSONValue {
-    /// A number (integer or double) as a double.
-    var lenientDouble: Double? {
-        switch self {
-        case .integer(let value): Double(value)
-        case .double(let value): value
-        case .string(let text): Double(text)
-        default: nil
-        }
     }
 }

@@ -17,10 +17,14 @@ public struct TokenSet: Sendable, Equatable {
     /// (RFC 6749 §5.1).
     public var scopes: [String]
     /// When the access token expires, computed from `expires_in` and the clock at receipt; `nil`
-    /// when the server gave no lifetime.
-    public var expiresAt: Date?
-    /// When the token response was received.
-    public var issuedAt: Date
+    /// when the server gave no lifetime. Kept to whole milliseconds, so a stored set loads back equal.
+    public var expiresAt: Date? {
+        didSet { expiresAt = expiresAt.map(Self.wholeMilliseconds) }
+    }
+    /// When the token response was received, to whole milliseconds.
+    public var issuedAt: Date {
+        didSet { issuedAt = Self.wholeMilliseconds(issuedAt) }
+    }
     /// The signed-in account's subject (`sub` of the ID token or userinfo), when known.
     public var subject: String?
     /// A name to show for the account (`preferred_username`, `email` or `name`), when known.
@@ -43,10 +47,24 @@ public struct TokenSet: Sendable, Equatable {
         self.refreshToken = refreshToken
         self.idToken = idToken
         self.scopes = scopes
-        self.expiresAt = expiresAt
-        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt.map(Self.wholeMilliseconds)
+        self.issuedAt = Self.wholeMilliseconds(issuedAt)
         self.subject = subject
         self.displayName = displayName
+    }
+
+    /// Milliseconds since 1970, the precision token sets keep.
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// The date at whole milliseconds; computed the same way when loading, so round trips are exact.
+    static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    private static func wholeMilliseconds(_ date: Date) -> Date {
+        Self.date(milliseconds: milliseconds(date))
     }
 
     /// Whether the access token is still valid `leeway` from `now`. A token without an expiry is
