@@ -48,7 +48,8 @@ trap stop_server EXIT
 
 log "running the tests"
 # A missing server fails the integration tests instead of skipping them.
-NATIVEAUTH_REQUIRE_TEST_SERVER=1 swift test --skip-build
+# The outer timeout turns a hung test into a failure instead of a stalled CI run.
+NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 swift test --skip-build
 stop_server
 started_server=0
 

@@ -38,13 +38,13 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     process.standardOutput = output
     process.standardError = errors
     process.standardInput = FileHandle.nullDevice
+    let exited = exitStatus(of: process)
     try process.run()
-    async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-    async let err = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+    async let out = offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() }
+    async let err = offCooperativePool { errors.fileHandleForReading.readDataToEndOfFile() }
     let (stdout, stderr) = await (out, err)
-    process.waitUntilExit()
     return CommandResult(
-        status: process.terminationStatus,
+        status: await exited.value,
         stdout: String(decoding: stdout, as: UTF8.self),
         stderr: String(decoding: stderr, as: UTF8.self)
     )

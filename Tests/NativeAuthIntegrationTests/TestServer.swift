@@ -89,14 +89,36 @@ func scriptedCallback(for authorizationURL: URL) async throws -> URL {
     ]
     let output = Pipe()
     process.standardOutput = output
+    let exited = exitStatus(of: process)
     try process.run()
-    let data = await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-    process.waitUntilExit()
+    let data = await offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() }
+    let status = await exited.value
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    guard process.terminationStatus == 0, let url = URL(string: text) else {
-        throw AuthError(.authorizationFailed, "the scripted browser failed (status \(process.terminationStatus))")
+    guard status == 0, let url = URL(string: text) else {
+        throw AuthError(.authorizationFailed, "the scripted browser failed (status \(status))")
     }
     return url
+}
+
+/// Runs blocking work (reading a pipe to its end) on a dispatch thread, so it never occupies one
+/// of the few threads of Swift's cooperative pool (two on a 2-core machine) that other tests need.
+func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: work()) }
+    }
+}
+
+/// The exit status of `process`, without blocking a thread; call before `run()`.
+func exitStatus(of process: Process) -> Task<Int32, Never> {
+    let (stream, sink) = AsyncStream.makeStream(of: Int32.self)
+    process.terminationHandler = { finished in
+        sink.yield(finished.terminationStatus)
+        sink.finish()
+    }
+    return Task {
+        for await status in stream { return status }
+        return -1
+    }
 }
 
 /// A browser stand-in that runs a closure.

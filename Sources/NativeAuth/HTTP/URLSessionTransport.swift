@@ -178,7 +178,13 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     func finish(_ id: Int, with result: Result<(HTTPURLResponse, Data), any Error>) {
         guard let entry = pending.withLock({ $0.removeValue(forKey: id) }) else { return }
         entry.timer?.cancel()
-        if case .failure = result { entry.exchange.task.cancel() }
+        if case .failure = result {
+            // Not here: `finish` runs inside task-cancellation handlers, and URLSessionTask.cancel()
+            // waits for the session's queue, which can be waiting for the same task (a deadlock
+            // seen with FoundationNetworking on Linux).
+            let task = entry.exchange.task
+            DispatchQueue.global().async { task.cancel() }
+        }
         entry.continuation.resume(with: result)
     }
 

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 
 /// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
 /// command-line tools on a machine with a browser.
@@ -75,23 +76,25 @@ struct LoopbackSession: UserAgentSession {
     ) async throws -> AuthorizationResponse {
         await receiver.setHandler(handler)
         let output = configuration.output
-        let opening: Task<Void, Never>?
+        // The opener runs on its own and is not cancelled: it may be inside an API whose
+        // cancellation handler deadlocks on Linux (URLSession's), and a browser launch is harmless.
+        // It only must not print the URL once the sign-in is over.
+        let finished = Mutex(false)
         if let opener = configuration.opener {
-            opening = Task {
+            Task {
                 do {
                     try await opener.open(authorizationURL)
                 } catch {
-                    guard !Task.isCancelled else { return }
+                    guard !finished.withLock({ $0 }) else { return }
                     output.write("Could not open a browser. Open this URL to sign in:")
                     output.write(authorizationURL.absoluteString)
                 }
             }
         } else {
-            opening = nil
             output.write("Open this URL in a browser to sign in:")
             output.write(authorizationURL.absoluteString)
         }
-        defer { opening?.cancel() }
+        defer { finished.withLock { $0 = true } }
         return try await waitForCallback()
     }
 
