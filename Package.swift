@@ -45,6 +45,7 @@ let package = Package(
                 "LenientJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // The sample CLIs are executables, not products: their binaries are named like the target.
@@ -57,11 +58,22 @@ let package = Package(
             ],
             path: "Samples/OIDCLogin"
         ),
+        // A real HTTP server on loopback for tests (SwiftNIO), shared by the test targets.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
         .testTarget(
             name: "NativeAuthTests",
             dependencies: [
                 "NativeAuth",
+                "TestSupport",
                 "LenientJSON",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,6 +87,7 @@ let package = Package(
             name: "NativeAuthIntegrationTests",
             dependencies: [
                 "NativeAuth",
+                "TestSupport",
                 "LenientJSON",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

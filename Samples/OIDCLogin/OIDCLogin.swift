@@ -11,7 +11,11 @@ struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
     static let configuration = CommandConfiguration(
         commandName: "oidc-login",
         abstract: "Sign in to an OpenID Connect provider and keep the tokens.",
-        subcommands: [LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self]
+        subcommands: [
+            LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self, TokenCommand<OIDCLogin>.self,
+            APICommand<OIDCLogin>.self, UserInfoCommand<OIDCLogin>.self, RefreshCommand<OIDCLogin>.self,
+            LogoutCommand<OIDCLogin>.self,
+        ]
     )
 
     static let toolName = "oidc-login"

@@ -118,7 +118,8 @@ struct CLISignInTests {
             "NATIVEAUTH_CLIENT_ID": server.publicClientID,
             "NATIVEAUTH_STORE": directory.path + "/not-this-one",
         ]
-        let login = try await run(cli, ["login", "--config", config, "--store", store], environment: environment)
+        let login = try await run(
+            cli, ["login", "--timeout", "60", "--config", config, "--store", store], environment: environment)
         #expect(login.status == 0, "\(login.stderr)")
         // Without the profile scope the ID token has no preferred_username: the email names the account.
         #expect(login.stdout == "Signed in as alice@example.test\n")
@@ -153,6 +154,64 @@ struct CLISignInTests {
         // With the file's client id, the same store holds nothing.
         let other = try await run(cli, ["status", "--json", "--config", config, "--store", store])
         #expect(try JSONValue.parse(other.stdout).objectValue?["signed_in"] == false)
+    }
+
+    @Test func tokenApiUserinfoRefreshAndLogout() async throws {
+        let directory = try TemporaryDirectory()
+        let connection = [
+            "--issuer", server.issuer.absoluteString, "--client-id", server.publicClientID, "--store",
+            directory.path + "/store", "--scope", "openid profile email",
+        ]
+        let login = try await run(
+            cli, ["login", "--timeout", "60"] + connection, environment: ["BROWSER": TestServer.browserCommand()])
+        #expect(login.status == 0, "\(login.stderr)")
+        let key = TokenKey(issuer: server.issuer.absoluteString, clientID: server.publicClientID)
+        let store = FileTokenStore(directory: directory.path + "/store")
+        let tokens = try #require(try store.load(key))
+
+        let token = try await run(cli, ["token"] + connection)
+        #expect(token.status == 0)
+        #expect(token.stdout == tokens.accessToken + "\n")
+
+        let api = try await run(cli, ["api", server.issuer.absoluteString + "/userinfo/"] + connection)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(try JSONValue.parse(api.stdout).objectValue?.string("sub") == tokens.subject)
+
+        let relative = try await run(cli, ["api", "userinfo/"] + connection)
+        #expect(relative.status == 0)
+
+        let missing = try await run(cli, ["api", "/no-such-endpoint/"] + connection)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("error: request_failed: the API answered HTTP 404"))
+
+        let userinfo = try await run(cli, ["userinfo", "--json"] + connection)
+        #expect(userinfo.status == 0)
+        #expect(try JSONValue.parse(userinfo.stdout).objectValue?.string("email") == "alice@example.test")
+
+        let refresh = try await run(cli, ["refresh"] + connection)
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+        #expect(refresh.stdout.hasPrefix("Refreshed"))
+        let refreshed = try #require(try store.load(key))
+        #expect(refreshed.accessToken != tokens.accessToken)
+
+        let logout = try await run(cli, ["logout", "--no-browser"] + connection)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stdout == "Signed out\n")
+        #expect(logout.stderr.contains(server.issuer.absoluteString + "/logout/?client_id="))
+        #expect(!logout.stderr.contains(try #require(refreshed.idToken)))
+        #expect(try store.load(key) == nil)
+
+        let after = try await run(cli, ["token"] + connection)
+        #expect(after.status == 1)
+        #expect(after.stderr.contains("error: login_required"))
+        #expect(after.stderr.contains("hint: run `oidc-login login`"))
+
+        for output in [
+            token.stderr, api.stdout, api.stderr, userinfo.stdout, refresh.stdout, refresh.stderr, logout.stdout,
+        ] {
+            #expect(!output.contains(refreshed.accessToken))
+            #expect(!output.contains(try #require(refreshed.refreshToken)))
+        }
     }
 
     @Test func noBrowserPrintsTheURLOnStderr() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NativeAuth
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct URLSessionTransportTests {

@@ -27,10 +27,14 @@ public actor Authenticator {
     /// The key of this client's tokens in the store.
     public nonisolated let key: TokenKey
 
-    private let logger: Logger
-    private let now: @Sendable () -> Date
-    private var metadataTask: Task<ProviderMetadata, any Error>?
-    private var cached: TokenSet?
+    let logger: Logger
+    let now: @Sendable () -> Date
+    var metadataTask: Task<ProviderMetadata, any Error>?
+    var refreshTask: Task<TokenSet, any Error>?
+    var cached: TokenSet?
+
+    /// How long a refresh waits for another process's refresh of the same tokens.
+    public nonisolated let lockTimeout: Duration
 
     /// Creates an authenticator.
     ///
@@ -40,6 +44,7 @@ public actor Authenticator {
     ///   - transport: How requests are sent. Default: a ``URLSessionTransport``.
     ///   - account: The account name in the store, for programs with several sign-ins.
     ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
+    ///   - lockTimeout: How long a refresh waits for the store's lock (another process refreshing).
     ///   - clock: The current time, for token expiry (inject one in tests).
     public init(
         provider: any AuthProvider,
@@ -47,8 +52,10 @@ public actor Authenticator {
         transport: any HTTPTransport = URLSessionTransport(),
         account: String = "default",
         logger: Logger = Logger(label: "NativeAuth"),
+        lockTimeout: Duration = .seconds(30),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.lockTimeout = lockTimeout
         self.provider = provider
         self.store = store
         self.transport = transport
@@ -144,20 +151,6 @@ public actor Authenticator {
             throw Self.storeError(error)
         }
         return cached
-    }
-
-    /// An access token valid for at least `minimumValidity` seconds.
-    ///
-    /// - Throws: ``AuthError`` with ``AuthError/Code/loginRequired`` when there are no tokens or
-    ///   the access token expires too soon (refreshing comes with the refresh support).
-    public func accessToken(minimumValidity: TimeInterval = 60) async throws -> String {
-        guard let tokens = try await currentTokens() else {
-            throw AuthError(.loginRequired, "not signed in", hint: "sign in first")
-        }
-        guard tokens.isValid(at: now(), leeway: minimumValidity) else {
-            throw AuthError(.loginRequired, "the access token has expired", hint: "sign in again")
-        }
-        return tokens.accessToken
     }
 
     /// Sends a token request and decodes the answer with the provider's decoder.

@@ -133,6 +133,9 @@ actor LoopbackReceiver {
                 var headers = HTTPHeaders(CallbackPage.headers)
                 let body = ByteBuffer(string: page.html)
                 headers.add(name: "Content-Length", value: String(body.readableBytes))
+                // The outcome is delivered even when writing the page fails (a browser that closes
+                // the connection as soon as it has the body): the callback was taken either way.
+                defer { if let outcome { deliver(outcome) } }
                 try await outbound.write(
                     .head(
                         HTTPResponseHead(
@@ -140,7 +143,6 @@ actor LoopbackReceiver {
                 )
                 try await outbound.write(.body(.byteBuffer(body)))
                 try await outbound.write(.end(nil))
-                if let outcome { await deliver(outcome) }
                 return  // one request per connection (Connection: close)
             }
         }
@@ -163,7 +165,7 @@ actor LoopbackReceiver {
         }
     }
 
-    private func deliver(_ outcome: Result<AuthorizationResponse, AuthError>) {
+    private nonisolated func deliver(_ outcome: Result<AuthorizationResponse, AuthError>) {
         resultSink.yield(outcome)
     }
 }

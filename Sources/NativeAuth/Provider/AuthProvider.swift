@@ -66,6 +66,19 @@ public protocol AuthProvider: Sendable {
 
     /// The provider's error dialect; the standard mapper handles whatever it returns `nil` for.
     var errorMapper: any ErrorMapper { get }
+
+    /// Where API paths are resolved (`api PATH`). Default: the issuer.
+    var apiBaseURL: URL? { get }
+
+    /// The URL that ends the session at the provider, or `nil` when it has none. Default: OIDC
+    /// RP-Initiated Logout on the metadata's `end_session_endpoint` with `id_token_hint`,
+    /// `post_logout_redirect_uri`, `client_id` and `state`.
+    func endSessionURL(
+        metadata: ProviderMetadata,
+        idToken: String?,
+        postLogoutRedirectURI: URL?,
+        state: String
+    ) -> URL?
 }
 
 extension AuthProvider {
@@ -116,4 +129,24 @@ extension AuthProvider {
     }
 
     public var errorMapper: any ErrorMapper { StandardErrorMapper() }
+
+    public var apiBaseURL: URL? { configuration.issuer }
+
+    public func endSessionURL(
+        metadata: ProviderMetadata,
+        idToken: String?,
+        postLogoutRedirectURI: URL?,
+        state: String
+    ) -> URL? {
+        guard let endpoint = metadata.endSessionEndpoint else { return nil }
+        var fields: [FormField] = []
+        if let idToken { fields.append(FormField("id_token_hint", idToken)) }
+        if let postLogoutRedirectURI {
+            fields.append(FormField("post_logout_redirect_uri", postLogoutRedirectURI.absoluteString))
+        }
+        fields.append(FormField("client_id", configuration.clientID))
+        fields.append(FormField("state", state))
+        let base = endpoint.absoluteString
+        return URL(string: base + (base.contains("?") ? "&" : "?") + FormURLEncoding.encode(fields))
+    }
 }

@@ -17,6 +17,9 @@ internal import LenientJSON
 /// - Saving writes a temporary file in the same directory, `fsync`s it and renames it over the old
 ///   file, so a crash at any moment leaves the old set or the new one.
 /// - A damaged file is reported, never deleted.
+/// - ``withLock(_:timeout:_:)`` takes an exclusive `flock` on a lock file next to the token file
+///   (`tokens-….json.lock`, 0600), so refreshes in several processes sharing the store run one at a
+///   time. The wait polls without blocking a thread and gives up after the timeout.
 public struct FileTokenStore: TokenStore {
     /// The directory holding the token files.
     public let directory: String
@@ -117,6 +120,38 @@ public struct FileTokenStore: TokenStore {
             throw failure("cannot remove the token file \(path)", errno: errno)
         }
         syncDirectory()
+    }
+
+    /// The lock file of `key`.
+    public func lockPath(for key: TokenKey) -> String { path(for: key) + ".lock" }
+
+    public func withLock<T: Sendable>(
+        _ key: TokenKey,
+        timeout: Duration,
+        _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        try prepareDirectory()
+        let path = lockPath(for: key)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure("cannot open the lock file \(path)", errno: errno) }
+        defer { close(descriptor) }  // closing releases the lock, also if the body throws
+        try checkPrivate(descriptor: descriptor, path: path, isDirectory: false)
+        let deadline = ContinuousClock.now + timeout
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw failure("cannot lock \(path)", errno: errno)
+            }
+            guard ContinuousClock.now < deadline else {
+                throw AuthError(
+                    .tokenStoreFailed,
+                    "another process held the token lock \(path) for longer than \(timeout)",
+                    hint: "if no other sign-in or refresh is running, try again",
+                    isRetryable: true
+                )
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try await body()
     }
 
     // MARK: - Directory and permissions

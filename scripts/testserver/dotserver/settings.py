@@ -41,7 +41,18 @@ TEMPLATES = [
         },
     }
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(STATE / "db.sqlite3")}}
+# Tests sign in concurrently: wait for locks, take write locks up front, and let readers read during writes.
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(STATE / "db.sqlite3"),
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL;",
+        },
+    }
+}
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 USE_TZ = True
 LOGIN_URL = "/accounts/login/"
@@ -72,6 +83,7 @@ OAUTH2_PROVIDER = {
 }
 LOGGING = {
     "version": 1,
+    "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
 }

@@ -1,31 +1,42 @@
-import Foundation
+public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 
 /// A request as the test server saw it.
-struct TestRequest: Sendable {
-    var method: String
-    var uri: String
-    var headers: [(String, String)]
-    var body: Data
+public struct TestRequest: Sendable {
+    public var method: String
+    public var uri: String
+    public var headers: [(String, String)]
+    public var body: Data
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 }
 
 /// What the test server answers.
-struct TestResponse: Sendable {
-    var status: Int = 200
-    var headers: [(String, String)] = []
-    var body: Data = Data()
+public struct TestResponse: Sendable {
+    public var status: Int = 200
+    public var headers: [(String, String)] = []
+    public var body: Data = Data()
     /// Wait this long before answering.
-    var delay: Duration = .zero
+    public var delay: Duration = .zero
     /// Send the body chunked, without a `Content-Length`.
-    var chunked = false
+    public var chunked = false
 
-    static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> TestResponse {
+    public init(
+        status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero,
+        chunked: Bool = false
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.delay = delay
+        self.chunked = chunked
+    }
+
+    public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> TestResponse {
         TestResponse(
             status: status,
             headers: [("Content-Type", "application/json")] + headers,
@@ -33,16 +44,16 @@ struct TestResponse: Sendable {
         )
     }
 
-    static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> TestResponse {
+    public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> TestResponse {
         TestResponse(status: status, headers: [("Content-Type", contentType)], body: Data(text.utf8))
     }
 }
 
 /// A real HTTP/1.1 server on 127.0.0.1 and an ephemeral port, built on SwiftNIO, answering with a closure.
-final class TestHTTPServer: Sendable {
-    typealias Handler = @Sendable (TestRequest) async -> TestResponse
+public final class TestHTTPServer: Sendable {
+    public typealias Handler = @Sendable (TestRequest) async -> TestResponse
 
-    let port: Int
+    public let port: Int
     private let channel: any Channel
     private let serving: Task<Void, Never>
 
@@ -52,7 +63,7 @@ final class TestHTTPServer: Sendable {
         self.serving = serving
     }
 
-    func url(_ path: String) -> URL {
+    public func url(_ path: String) -> URL {
         var components = URLComponents()
         components.scheme = "http"
         components.host = "127.0.0.1"
@@ -62,7 +73,7 @@ final class TestHTTPServer: Sendable {
         return url
     }
 
-    static func start(_ handler: @escaping Handler) async throws -> TestHTTPServer {
+    public static func start(_ handler: @escaping Handler) async throws -> TestHTTPServer {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
@@ -87,7 +98,7 @@ final class TestHTTPServer: Sendable {
         return TestHTTPServer(port: port, channel: channel, serving: serving)
     }
 
-    func stop() async {
+    public func stop() async {
         try? await channel.close().get()
         serving.cancel()
         await serving.value

@@ -1,0 +1,55 @@
+public import ArgumentParser
+internal import Foundation
+internal import NativeAuth
+
+/// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL.
+public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "logout", abstract: "Revoke and remove the tokens, and end the session.")
+    }
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Flag(name: .customLong("no-browser"), help: "Do not open a browser; print the end-session URL instead.")
+    var noBrowser = false
+
+    @Option(name: .long, help: "The loopback port for the post-logout redirect (default: a free one).")
+    var port: Int = 0
+
+    @Option(name: .long, help: "Seconds to wait for the end-session round trip.")
+    var timeout: Int = 120
+
+    /// Creates the command (argument-parser fills in the options).
+    public init() {}
+
+    public func run() async throws {
+        try await CommandSupport.run(Tool.self) {
+            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let presenter: LoopbackPresenter? =
+                noBrowser
+                ? nil
+                : LoopbackPresenter(
+                    configuration: .init(port: port, callbackPath: "/logged-out", timeout: .seconds(max(1, timeout)))
+                )
+            let result = try await authenticator.logout(presenter: presenter)
+            if let error = result.revocationError {
+                CommandSupport.report(error, tool: Tool.self)
+            }
+            if noBrowser, let url = result.endSessionURL {
+                // The printed URL leaves out id_token_hint: no token is ever printed. Providers then
+                // ask the person to confirm the logout.
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                let query = components?.percentEncodedQuery
+                components?.percentEncodedQuery = query.map { query in
+                    FormURLEncoding.encode(FormURLEncoding.decode(query).filter { $0.name != "id_token_hint" })
+                }
+                let shown = components?.url ?? url
+                FileHandle.standardError.write(
+                    Data("Open this URL to end the session at the provider:\n\(shown.absoluteString)\n".utf8)
+                )
+            }
+            CommandSupport.printLine("Signed out")
+            if result.revocationError != nil { throw ExitCode(1) }
+        }
+    }
+}

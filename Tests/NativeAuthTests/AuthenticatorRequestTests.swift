@@ -1,0 +1,160 @@
+import Foundation
+import HTTPTypes
+import NativeAuth
+import Synchronization
+import TestSupport
+import Testing
+
+/// A local provider: discovery at /o, a token endpoint that counts requests, and a few APIs.
+private struct LocalProvider {
+    let server: TestHTTPServer
+    let tokenRequests: RequestLog
+
+    static func start(failRefresh: Bool = false) async throws -> LocalProvider {
+        let box = IssuerBox()
+        let log = RequestLog()
+        let server = try await TestHTTPServer.start { request in
+            let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
+            switch path {
+            case "/o/.well-known/openid-configuration":
+                return .json(discoveryDocument(issuer: box.value))
+            case "/o/token/":
+                log.record(path)
+                if failRefresh { return .text("<h1>Bad gateway</h1>", status: 502, contentType: "text/html") }
+                var response = TestResponse.json(#"{"access_token": "new-\#(log.paths.count)", "expires_in": "3600"}"#)
+                response.delay = .milliseconds(100)
+                return response
+            case "/api/always401":
+                return TestResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            case "/api/scope":
+                return TestResponse(
+                    status: 403,
+                    headers: [("WWW-Authenticate", #"Bearer error="insufficient_scope", scope="admin""#)]
+                )
+            case "/api/echo":
+                return .text(request.header("Authorization") ?? "none")
+            default:
+                return .text("not found", status: 404)
+            }
+        }
+        box.value = server.url("/o").absoluteString
+        return LocalProvider(server: server, tokenRequests: log)
+    }
+
+    func authenticator(store: MemoryTokenStore, expired: Bool) async throws -> Authenticator {
+        let provider = try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o")))
+        let auth = Authenticator(provider: provider, store: store)
+        let tokens = TokenSet(
+            accessToken: "old",
+            refreshToken: "refresh-1",
+            expiresAt: Date().addingTimeInterval(expired ? -10 : 3600),
+            issuedAt: Date()
+        )
+        await store.save(tokens, for: auth.key)
+        return auth
+    }
+}
+
+@Suite struct AuthenticatorRequestTests {
+    @Test func concurrentCallersShareOneRefreshAndItsResult() async throws {
+        let local = try await LocalProvider.start()
+        let store = MemoryTokenStore()
+        let auth = try await local.authenticator(store: store, expired: true)
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 { group.addTask { try await auth.accessToken() } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        await local.server.stop()
+        #expect(tokens.count == 50)
+        #expect(Set(tokens) == ["new-1"])
+        #expect(local.tokenRequests.paths.count == 1)
+        let stored = await store.load(auth.key)
+        #expect(stored?.accessToken == "new-1")
+        #expect(stored?.refreshToken == "refresh-1", "a response without refresh_token keeps the old one")
+    }
+
+    @Test func concurrentCallersShareOneFailureAndTheStoreIsKept() async throws {
+        let local = try await LocalProvider.start(failRefresh: true)
+        let store = MemoryTokenStore()
+        let auth = try await local.authenticator(store: store, expired: true)
+        let before = await store.load(auth.key)
+        let errors = await withTaskGroup(of: AuthError?.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    do {
+                        _ = try await auth.accessToken()
+                        return nil
+                    } catch {
+                        return error as? AuthError
+                    }
+                }
+            }
+            return await group.reduce(into: [AuthError?]()) { $0.append($1) }
+        }
+        await local.server.stop()
+        #expect(errors.count == 20)
+        #expect(errors.allSatisfy { $0?.code == .serverError && $0?.isRetryable == true })
+        #expect(local.tokenRequests.paths.count == 1)
+        #expect(await store.load(auth.key) == before)
+    }
+
+    @Test func sendAddsTheBearerToken() async throws {
+        let local = try await LocalProvider.start()
+        let auth = try await local.authenticator(store: MemoryTokenStore(), expired: false)
+        let (response, body) = try await auth.send(HTTPRequest(method: .get, url: local.server.url("/api/echo")))
+        await local.server.stop()
+        #expect(response.status.code == 200)
+        #expect(String(decoding: body, as: UTF8.self) == "Bearer old")
+    }
+
+    @Test func aSecond401IsInvalidTokenAfterOneRefresh() async throws {
+        let local = try await LocalProvider.start()
+        let auth = try await local.authenticator(store: MemoryTokenStore(), expired: false)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.send(HTTPRequest(method: .get, url: local.server.url("/api/always401")))
+        }
+        await local.server.stop()
+        #expect(error?.code == .invalidToken)
+        #expect(local.tokenRequests.paths.count == 1)
+    }
+
+    @Test func insufficientScopeIsThrown() async throws {
+        let local = try await LocalProvider.start()
+        let auth = try await local.authenticator(store: MemoryTokenStore(), expired: false)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.send(HTTPRequest(method: .get, url: local.server.url("/api/scope")))
+        }
+        await local.server.stop()
+        #expect(error?.code == .insufficientScope)
+        #expect(error?.message.contains("admin") == true)
+        #expect(local.tokenRequests.paths.isEmpty)
+    }
+
+    @Test func logoutWithoutRevocationOrEndSessionRemovesTheTokensAndGivesNoURL() async throws {
+        let local = try await LocalProvider.start()
+        let store = MemoryTokenStore()
+        let auth = try await local.authenticator(store: store, expired: false)
+        let withoutPresenter = try await auth.logout()
+        #expect(withoutPresenter.endSessionURL == nil)
+        #expect(!withoutPresenter.revocationAttempted)
+        #expect(await store.load(auth.key) == nil)
+        let withPresenter = try await auth.logout(
+            presenter: LoopbackPresenter(configuration: .init(opener: nil, output: ConsoleOutput { _ in }))
+        )
+        await local.server.stop()
+        #expect(withPresenter.endSessionURL == nil)
+        #expect(!withPresenter.endSessionCompleted)
+    }
+
+    @Test func expiringTheRefreshTokenMakesTheNextRefreshFailToSignIn() async throws {
+        let local = try await LocalProvider.start()
+        let store = MemoryTokenStore()
+        let auth = try await local.authenticator(store: store, expired: false)
+        try await auth.expireRefreshToken()
+        try await auth.expireAccessToken()
+        let stored = await store.load(auth.key)
+        await local.server.stop()
+        #expect(stored?.refreshToken != "refresh-1")
+        #expect(stored?.isValid(at: Date()) == false)
+    }
+}
