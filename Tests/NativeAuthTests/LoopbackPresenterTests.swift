@@ -92,6 +92,37 @@ func canBind(port: Int) async -> Bool {
         #expect(await canBind(port: port), "the listener is closed afterwards")
     }
 
+    @Test func aBrowserThatHangsUpAtOnceStillCompletesTheSignIn() async throws {
+        let session = try await LoopbackPresenter(
+            configuration: .init(timeout: .seconds(10), opener: nil, output: OutputRecorder().output)
+        )
+        .beginSession()
+        let port = try #require(session.redirectURI.port)
+        let state = Self.state
+        let browser = Task.detached {
+            // Send the callback and close the socket without reading the page.
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            let request = "GET /callback?code=quick&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+            close(descriptor)
+            return connected
+        }
+        let response = try await session.authorize(try #require(URL(string: "https://idp.example/a"))) {
+            handler($0)
+        }
+        #expect(await browser.value == 0)
+        #expect(response.code == "quick")
+    }
+
     @Test func pagesReflectNothingFromTheRequest() async throws {
         let session = try await LoopbackPresenter(configuration: .init(opener: nil, output: OutputRecorder().output))
             .beginSession()
