@@ -2,6 +2,7 @@ public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A request as the test server saw it.
 public struct TestRequest: Sendable {
@@ -56,8 +57,10 @@ public final class TestHTTPServer: Sendable {
     public let port: Int
     private let channel: any Channel
     private let serving: Task<Void, Never>
+    private let handlers: Handlers
 
-    private init(port: Int, channel: any Channel, serving: Task<Void, Never>) {
+    private init(port: Int, channel: any Channel, serving: Task<Void, Never>, handlers: Handlers) {
+        self.handlers = handlers
         self.port = port
         self.channel = channel
         self.serving = serving
@@ -86,22 +89,36 @@ public final class TestHTTPServer: Sendable {
             }
         let port = server.channel.localAddress?.port ?? 0
         let channel = server.channel
+        // Never cancel the accept loop: NIO traps on an accepted connection that is dropped
+        // without `executeThenClose`. Stopping closes the listener, lets the loop drain, then
+        // cancels the handlers.
+        let handlers = Handlers()
         let serving = Task<Void, Never> {
             _ = try? await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        group.addTask { try? await serve(connection, handler: handler) }
-                    }
+                for try await connection in inbound {
+                    handlers.add(Task { try? await serve(connection, handler: handler) })
                 }
             }
         }
-        return TestHTTPServer(port: port, channel: channel, serving: serving)
+        return TestHTTPServer(port: port, channel: channel, serving: serving, handlers: handlers)
     }
 
     public func stop() async {
         try? await channel.close().get()
-        serving.cancel()
         await serving.value
+        await handlers.cancelAndWait()
+    }
+
+    private final class Handlers: Sendable {
+        private let tasks = Mutex<[Task<Void, Never>]>([])
+
+        func add(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
+
+        func cancelAndWait() async {
+            let running = tasks.withLock { $0 }
+            for task in running { task.cancel() }
+            for task in running { await task.value }
+        }
     }
 
     private static func serve(

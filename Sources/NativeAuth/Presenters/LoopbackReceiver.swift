@@ -2,6 +2,7 @@ internal import Foundation
 internal import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
+internal import Synchronization
 
 /// An HTTP/1.1 listener on the loopback interface that receives the authorization callback
 /// (RFC 8252 §7.3), built on SwiftNIO.
@@ -19,6 +20,7 @@ actor LoopbackReceiver {
 
     private let server: NIOAsyncChannel<Connection, Never>
     private var serving: Task<Void, Never>?
+    private let handlers = ConnectionHandlers()
     private var handler: (@Sendable (URL) -> CallbackDisposition)?
     private var completed = false
     private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
@@ -92,14 +94,26 @@ actor LoopbackReceiver {
             }
     }
 
+    /// Accepts connections until the listener closes. The accept loop is never cancelled: every
+    /// accepted connection must reach `executeThenClose` (NIO traps on one dropped unhandled), so
+    /// closing stops the listener, lets the loop drain, and then cancels the handlers.
     private func serve() {
         let server = server
+        let handlers = handlers
         serving = Task { [weak self] in
             _ = try? await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        group.addTask { await self?.handle(connection) }
-                    }
+                for try await connection in inbound {
+                    let receiver = self
+                    handlers.add(
+                        Task {
+                            if let receiver {
+                                await receiver.handle(connection)
+                            } else {
+                                // The receiver is gone: still close the connection the NIO way.
+                                _ = try? await connection.executeThenClose { _, _ in }
+                            }
+                        }
+                    )
                 }
             }
         }
@@ -120,9 +134,9 @@ actor LoopbackReceiver {
     func close() async {
         resultSink.finish()
         try? await server.channel.close().get()
-        serving?.cancel()
         await serving?.value
         serving = nil
+        await handlers.cancelAndWait()
     }
 
     private nonisolated func handle(_ connection: Connection) async {
@@ -167,5 +181,23 @@ actor LoopbackReceiver {
 
     private nonisolated func deliver(_ outcome: Result<AuthorizationResponse, AuthError>) {
         resultSink.yield(outcome)
+    }
+}
+
+/// The tasks handling accepted connections, so that closing can cancel and await them.
+final class ConnectionHandlers: Sendable {
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    func add(_ task: Task<Void, Never>) {
+        tasks.withLock { $0.append(task) }
+    }
+
+    func cancelAndWait() async {
+        let running = tasks.withLock { running in
+            defer { running.removeAll() }
+            return running
+        }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
     }
 }
