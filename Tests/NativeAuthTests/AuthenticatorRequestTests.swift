@@ -158,3 +158,50 @@ private struct LocalProvider {
         #expect(stored?.isValid(at: Date()) == false)
     }
 }
+
+/// A store whose loads follow a script: what another process wrote between two reads.
+private actor ScriptedStore: TokenStore {
+    var loads: [TokenSet?]
+    var saved: [TokenSet] = []
+
+    init(loads: [TokenSet?]) { self.loads = loads }
+
+    func load(_ key: TokenKey) -> TokenSet? { loads.count > 1 ? loads.removeFirst() : loads.first ?? nil }
+    func save(_ tokens: TokenSet, for key: TokenKey) { saved.append(tokens) }
+    func remove(_ key: TokenKey) {}
+}
+
+@Suite struct RotationRaceTests {
+    @Test func aLostRotationRaceUsesTheRefreshTokenAnotherProcessStored() async throws {
+        let box = IssuerBox()
+        let bodies = RequestLog()
+        let server = try await TestHTTPServer.start { request in
+            if request.uri.hasPrefix("/o/.well-known/openid-configuration") {
+                return .json(discoveryDocument(issuer: box.value))
+            }
+            let body = String(decoding: request.body, as: UTF8.self)
+            bodies.record(body)
+            // The old refresh token was already used by another process.
+            if body.contains("refresh_token=old-refresh") { return .json(#"{"error": "invalid_grant"}"#, status: 400) }
+            return .json(#"{"access_token": "from-new-refresh", "refresh_token": "newest", "expires_in": 3600}"#)
+        }
+        box.value = server.url("/o").absoluteString
+        let expired = Date().addingTimeInterval(-10)
+        let mine = TokenSet(accessToken: "old", refreshToken: "old-refresh", expiresAt: expired, issuedAt: expired)
+        // Another process refreshed right after our reload: its access token is expired too here,
+        // so the stored (newer) refresh token must be used.
+        let theirs = TokenSet(
+            accessToken: "theirs", refreshToken: "their-refresh", expiresAt: expired, issuedAt: expired)
+        let store = ScriptedStore(loads: [mine, mine, theirs])
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o"))),
+            store: store
+        )
+        let token = try await auth.accessToken()
+        await server.stop()
+        #expect(token == "from-new-refresh")
+        #expect(bodies.paths.count == 2)
+        #expect(bodies.paths.last?.contains("refresh_token=their-refresh") == true)
+        #expect(await store.saved.last?.refreshToken == "newest")
+    }
+}

@@ -95,3 +95,31 @@ import Testing
         #expect(FileTokenStore.defaultDirectory(environment: ["HOME": "/h"]) == "/h/.local/state/nativeauth")
     }
 }
+
+@Suite struct FileTokenStoreLockTests {
+    @Test func aLockHeldTooLongIsAClearErrorAndTheLockIsReleasedAfterwards() async throws {
+        let store = FileTokenStore(directory: try TemporaryDirectory().path + "/s")
+        let key = TokenKey(issuer: "https://idp.example", clientID: "cli")
+        let (acquired, acquiredSink) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSink) = AsyncStream.makeStream(of: Void.self)
+        let holding = Task {
+            try await store.withLock(key, timeout: .seconds(5)) {
+                acquiredSink.yield()
+                for await _ in release { break }
+                return 1
+            }
+        }
+        for await _ in acquired { break }
+        let error = await #expect(throws: AuthError.self) {
+            try await store.withLock(key, timeout: .milliseconds(200)) { 2 }
+        }
+        releaseSink.yield()
+        releaseSink.finish()
+        #expect(error?.code == .tokenStoreFailed)
+        #expect(error?.message.contains("held the token lock") == true)
+        #expect(try await holding.value == 1)
+        #expect(try await store.withLock(key, timeout: .seconds(1)) { 3 } == 3)
+        let mode = try FileManager.default.attributesOfItem(atPath: store.lockPath(for: key))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}

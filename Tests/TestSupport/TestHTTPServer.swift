@@ -77,26 +77,26 @@ public final class TestHTTPServer: Sendable {
     }
 
     public static func start(_ handler: @escaping Handler) async throws -> TestHTTPServer {
+        let handlers = Handlers()
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
-                        wrappingChannelSynchronously: channel
-                    )
+                    let connection = try Connection(wrappingChannelSynchronously: channel)
+                    handlers.register(connection)
+                    return connection
                 }
             }
         let port = server.channel.localAddress?.port ?? 0
         let channel = server.channel
         // Never cancel the accept loop: NIO traps on an accepted connection that is dropped
         // without `executeThenClose`. Stopping closes the listener, lets the loop drain, then
-        // cancels the handlers.
-        let handlers = Handlers()
+        // cancels the handlers; connections nobody handled are closed through executeThenClose.
         let serving = Task<Void, Never> {
             _ = try? await server.executeThenClose { inbound in
                 for try await connection in inbound {
-                    handlers.add(Task { try? await serve(connection, handler: handler) })
+                    handlers.add(connection) { try? await serve(connection, handler: handler) }
                 }
             }
         }
@@ -109,15 +109,45 @@ public final class TestHTTPServer: Sendable {
         await handlers.cancelAndWait()
     }
 
-    private final class Handlers: Sendable {
-        private let tasks = Mutex<[Task<Void, Never>]>([])
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
-        func add(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
+    private final class Handlers: Sendable {
+        private struct State {
+            var unclaimed: [ObjectIdentifier: Connection] = [:]
+            var tasks: [Task<Void, Never>] = []
+            var closed = false
+        }
+
+        private let state = Mutex(State())
+
+        func register(_ connection: Connection) {
+            let closed = state.withLock { state in
+                if !state.closed { state.unclaimed[ObjectIdentifier(connection.channel)] = connection }
+                return state.closed
+            }
+            if closed { Task { _ = try? await connection.executeThenClose { _, _ in } } }
+        }
+
+        func add(_ connection: Connection, _ body: @escaping @Sendable () async -> Void) {
+            let task = Task {
+                _ = state.withLock { $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel)) }
+                await body()
+            }
+            state.withLock { $0.tasks.append(task) }
+        }
 
         func cancelAndWait() async {
-            let running = tasks.withLock { $0 }
+            let running = state.withLock { state in
+                state.closed = true
+                return state.tasks
+            }
             for task in running { task.cancel() }
             for task in running { await task.value }
+            let leftovers = state.withLock { state in
+                defer { state.unclaimed.removeAll() }
+                return Array(state.unclaimed.values)
+            }
+            for connection in leftovers { _ = try? await connection.executeThenClose { _, _ in } }
         }
     }
 

@@ -101,13 +101,7 @@ extension Authenticator {
         )
         provider.prepareTokenRequest(&request, metadata: metadata)
         let (httpRequest, body) = request.httpRequest()
-        let response: HTTPResponse
-        let data: Data
-        do {
-            (response, data) = try await transport.send(httpRequest, body: body)
-        } catch {
-            throw provider.errorMapper.mapWithFallback(AuthFailure(operation: .revocation, underlying: error))
-        }
+        let (response, data) = try await sendMapped(httpRequest, body: body, operation: .revocation)
         // RFC 7009 §2.2: 200 whatever the token's state; anything else is an error.
         guard response.status.code == 200 else {
             throw provider.errorMapper.mapWithFallback(

@@ -71,11 +71,7 @@ extension Authenticator {
     {
         var authorized = request
         authorized.headerFields[.authorization] = "Bearer \(token)"
-        do {
-            return try await transport.send(authorized, body: body)
-        } catch {
-            throw provider.errorMapper.mapWithFallback(AuthFailure(operation: .apiRequest, underlying: error))
-        }
+        return try await sendMapped(authorized, body: body, operation: .apiRequest)
     }
 
     private func checkScope(_ exchange: (HTTPResponse, Data)) throws -> (HTTPResponse, Data) {

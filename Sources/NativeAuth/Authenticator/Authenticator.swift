@@ -132,11 +132,7 @@ public actor Authenticator {
         )
         provider.prepareTokenRequest(&tokenRequest, metadata: metadata)
         let tokens = try await sendTokenRequest(tokenRequest, requestedScopes: scopes, previous: nil)
-        do {
-            try await store.save(tokens, for: key)
-        } catch {
-            throw Self.storeError(error)
-        }
+        try await mapStoreErrors { try await store.save(tokens, for: key) }
         cached = tokens
         logger.info("signed in", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
         return tokens
@@ -145,11 +141,7 @@ public actor Authenticator {
     /// The stored tokens (from memory, else from the store), or `nil` when signed out.
     public func currentTokens() async throws -> TokenSet? {
         if let cached { return cached }
-        do {
-            cached = try await store.load(key)
-        } catch {
-            throw Self.storeError(error)
-        }
+        cached = try await mapStoreErrors { try await store.load(key) }
         return cached
     }
 
@@ -158,13 +150,7 @@ public actor Authenticator {
         -> TokenSet
     {
         let (httpRequest, body) = request.httpRequest()
-        let response: HTTPResponse
-        let data: Data
-        do {
-            (response, data) = try await transport.send(httpRequest, body: body)
-        } catch {
-            throw provider.errorMapper.mapWithFallback(AuthFailure(operation: request.operation, underlying: error))
-        }
+        let (response, data) = try await sendMapped(httpRequest, body: body, operation: request.operation)
         let context = TokenResponseDecoder.Context(
             operation: request.operation,
             requestedScopes: requestedScopes,
@@ -174,7 +160,14 @@ public actor Authenticator {
         return try provider.decodeTokenResponse(response, body: data, context: context)
     }
 
-    private static func storeError(_ error: any Error) -> AuthError {
-        error as? AuthError ?? AuthError(.tokenStoreFailed, "the token store failed", underlying: error)
+    /// Sends a request through the transport; an error without a response goes through the
+    /// provider's error mapper.
+    func sendMapped(_ request: HTTPRequest, body: Data?, operation: AuthOperation) async throws -> (HTTPResponse, Data)
+    {
+        do {
+            return try await transport.send(request, body: body)
+        } catch {
+            throw provider.errorMapper.mapWithFallback(AuthFailure(operation: operation, underlying: error))
+        }
     }
 }

@@ -20,7 +20,7 @@ actor LoopbackReceiver {
 
     private let server: NIOAsyncChannel<Connection, Never>
     private var serving: Task<Void, Never>?
-    private let handlers = ConnectionHandlers()
+    private let handlers: ConnectionHandlers
     private var handler: (@Sendable (URL) -> CallbackDisposition)?
     private var completed = false
     private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
@@ -29,8 +29,10 @@ actor LoopbackReceiver {
     /// The longest request head accepted; longer ones get 431 from NIO's decoder and are dropped.
     static let maxHeaderBytes = 16_384
 
-    private init(server: NIOAsyncChannel<Connection, Never>, redirectURI: URL, port: Int) {
+    private init(server: NIOAsyncChannel<Connection, Never>, handlers: ConnectionHandlers, redirectURI: URL, port: Int)
+    {
         self.server = server
+        self.handlers = handlers
         self.redirectURI = redirectURI
         self.port = port
         (results, resultSink) = AsyncStream.makeStream(of: Result<AuthorizationResponse, AuthError>.self)
@@ -47,14 +49,15 @@ actor LoopbackReceiver {
         var lastError: (any Error)?
         for host in ["127.0.0.1", "::1"] {
             do {
-                let server = try await bind(host: host, port: port)
+                let handlers = ConnectionHandlers()
+                let server = try await bind(host: host, port: port, handlers: handlers)
                 let bound = server.channel.localAddress?.port ?? port
                 let hostPart = host.contains(":") ? "[\(host)]" : host
                 guard let redirect = URL(string: "http://\(hostPart):\(bound)\(path)") else {
                     try? await server.channel.close().get()
                     throw AuthError(.configurationInvalid, "the callback path \"\(path)\" cannot be part of a URL")
                 }
-                let receiver = LoopbackReceiver(server: server, redirectURI: redirect, port: bound)
+                let receiver = LoopbackReceiver(server: server, handlers: handlers, redirectURI: redirect, port: bound)
                 await receiver.serve()
                 return receiver
             } catch let error as IOError where error.errnoCode == EADDRINUSE {
@@ -77,7 +80,11 @@ actor LoopbackReceiver {
         )
     }
 
-    private static func bind(host: String, port: Int) async throws -> NIOAsyncChannel<Connection, Never> {
+    private static func bind(
+        host: String,
+        port: Int,
+        handlers: ConnectionHandlers
+    ) async throws -> NIOAsyncChannel<Connection, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
             // Lets a configured port be bound again while closed connections linger in TIME_WAIT.
@@ -89,7 +96,9 @@ actor LoopbackReceiver {
                         withPipeliningAssistance: false,
                         withErrorHandling: true
                     )
-                    return try Connection(wrappingChannelSynchronously: channel)
+                    let connection = try Connection(wrappingChannelSynchronously: channel)
+                    handlers.register(connection)
+                    return connection
                 }
             }
     }
@@ -104,16 +113,14 @@ actor LoopbackReceiver {
             _ = try? await server.executeThenClose { inbound in
                 for try await connection in inbound {
                     let receiver = self
-                    handlers.add(
-                        Task {
-                            if let receiver {
-                                await receiver.handle(connection)
-                            } else {
-                                // The receiver is gone: still close the connection the NIO way.
-                                _ = try? await connection.executeThenClose { _, _ in }
-                            }
+                    handlers.add(connection) {
+                        if let receiver {
+                            await receiver.handle(connection)
+                        } else {
+                            // The receiver is gone: still close the connection the NIO way.
+                            _ = try? await connection.executeThenClose { _, _ in }
                         }
-                    )
+                    }
                 }
             }
         }
@@ -136,7 +143,7 @@ actor LoopbackReceiver {
         try? await server.channel.close().get()
         await serving?.value
         serving = nil
-        await handlers.cancelAndWait()
+        await handlers.closeAll()
     }
 
     private nonisolated func handle(_ connection: Connection) async {
@@ -184,20 +191,50 @@ actor LoopbackReceiver {
     }
 }
 
-/// The tasks handling accepted connections, so that closing can cancel and await them.
+/// Every accepted connection, from the moment NIO creates it until it has been closed through
+/// `executeThenClose`. NIO stops the process when a connection is released without that (for
+/// example one accepted while the listener closes, which the accept loop never sees), so the
+/// registry keeps each one until it is handled, and closes the leftovers itself.
 final class ConnectionHandlers: Sendable {
-    private let tasks = Mutex<[Task<Void, Never>]>([])
-
-    func add(_ task: Task<Void, Never>) {
-        tasks.withLock { $0.append(task) }
+    private struct State {
+        var unclaimed: [ObjectIdentifier: LoopbackReceiver.Connection] = [:]
+        var tasks: [Task<Void, Never>] = []
+        var closed = false
     }
 
-    func cancelAndWait() async {
-        let running = tasks.withLock { running in
-            defer { running.removeAll() }
-            return running
+    private let state = Mutex(State())
+
+    /// Called by the channel initializer for every accepted connection.
+    func register(_ connection: LoopbackReceiver.Connection) {
+        let closed = state.withLock { state in
+            if !state.closed { state.unclaimed[ObjectIdentifier(connection.channel)] = connection }
+            return state.closed
+        }
+        if closed { Task { _ = try? await connection.executeThenClose { _, _ in } } }
+    }
+
+    /// Starts handling a connection from the accept loop.
+    func add(_ connection: LoopbackReceiver.Connection, _ body: @escaping @Sendable () async -> Void) {
+        let task = Task {
+            _ = state.withLock { $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel)) }
+            await body()
+        }
+        state.withLock { $0.tasks.append(task) }
+    }
+
+    /// Cancels the handlers, waits for them, and closes every connection nobody handled.
+    func closeAll() async {
+        let running = state.withLock { state in
+            state.closed = true
+            defer { state.tasks.removeAll() }
+            return state.tasks
         }
         for task in running { task.cancel() }
         for task in running { await task.value }
+        let leftovers = state.withLock { state in
+            defer { state.unclaimed.removeAll() }
+            return Array(state.unclaimed.values)
+        }
+        for connection in leftovers { _ = try? await connection.executeThenClose { _, _ in } }
     }
 }
