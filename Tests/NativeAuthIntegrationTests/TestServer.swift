@@ -100,11 +100,13 @@ func scriptedCallback(for authorizationURL: URL) async throws -> URL {
     return url
 }
 
-/// Runs blocking work (reading a pipe to its end) on a dispatch thread, so it never occupies one
-/// of the few threads of Swift's cooperative pool (two on a 2-core machine) that other tests need.
+/// Runs blocking work (reading a pipe to its end) on a thread of its own. Neither Swift's
+/// cooperative pool (two threads on a 2-core machine) nor libdispatch's global queues (which back
+/// that pool on Linux and add threads only slowly when they block) may be held by it.
 func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: work()) }
+        let thread = Thread { continuation.resume(returning: work()) }
+        thread.start()
     }
 }
 
