@@ -15,8 +15,6 @@ actor LoopbackReceiver {
 
     /// The redirect URI: `http://127.0.0.1:PORT/PATH` (or `[::1]`).
     nonisolated let redirectURI: URL
-    /// The port the listener is bound to.
-    nonisolated let port: Int
 
     private let server: NIOAsyncChannel<Connection, Never>
     private var serving: Task<Void, Never>?
@@ -26,15 +24,10 @@ actor LoopbackReceiver {
     private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
     private let resultSink: AsyncStream<Result<AuthorizationResponse, AuthError>>.Continuation
 
-    /// The longest request head accepted; longer ones get 431 from NIO's decoder and are dropped.
-    static let maxHeaderBytes = 16_384
-
-    private init(server: NIOAsyncChannel<Connection, Never>, handlers: ConnectionHandlers, redirectURI: URL, port: Int)
-    {
+    private init(server: NIOAsyncChannel<Connection, Never>, handlers: ConnectionHandlers, redirectURI: URL) {
         self.server = server
         self.handlers = handlers
         self.redirectURI = redirectURI
-        self.port = port
         (results, resultSink) = AsyncStream.makeStream(of: Result<AuthorizationResponse, AuthError>.self)
     }
 
@@ -57,7 +50,7 @@ actor LoopbackReceiver {
                     try? await server.channel.close().get()
                     throw AuthError(.configurationInvalid, "the callback path \"\(path)\" cannot be part of a URL")
                 }
-                let receiver = LoopbackReceiver(server: server, handlers: handlers, redirectURI: redirect, port: bound)
+                let receiver = LoopbackReceiver(server: server, handlers: handlers, redirectURI: redirect)
                 await receiver.serve()
                 return receiver
             } catch let error as IOError where error.errnoCode == EADDRINUSE {
