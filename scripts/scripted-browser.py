@@ -2,11 +2,16 @@
 """Plays the person's part of a sign-in against the test server, like a browser would.
 
     scripted-browser.py [--deny] [--print-callback] AUTHORIZATION_URL
+    scripted-browser.py --device [--deny] [--user-code CODE] VERIFICATION_URL
 
 It opens the authorization URL, signs in through the Django login form (with its CSRF token),
 approves consent (or denies it with --deny), and follows the final redirect to the app's
 loopback receiver. With --print-callback it prints that redirect URL on stdout instead of
 following it. Usable as $BROWSER (the URL is the last argument).
+
+With --device it plays the person on the device verification page (RFC 8628): it signs in,
+enters the user code (from --user-code, or the page's `user_code` parameter when the URL is the
+complete verification URI), and accepts (or denies) the device.
 
 The user comes from NATIVEAUTH_TEST_USERNAME / NATIVEAUTH_TEST_PASSWORD, else from the test
 server's env.json (scripts/test-server env).
@@ -62,8 +67,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--deny", action="store_true", help="deny consent instead of approving")
     parser.add_argument("--print-callback", action="store_true", help="print the redirect to the app instead of following it")
+    parser.add_argument("--device", action="store_true", help="approve a device code at the verification page")
+    parser.add_argument("--user-code", help="the device's user code (default: the URL's user_code)")
     parser.add_argument("url")
     args = parser.parse_args()
+    if args.device:
+        approve_device(args)
+        return
 
     origin = urllib.parse.urlsplit(args.url)[:2]
     session = requests.Session()
@@ -111,6 +121,40 @@ def main():
         return
     answer = requests.get(callback, allow_redirects=False, timeout=30)
     print(f"scripted-browser: the app answered HTTP {answer.status_code}", file=sys.stderr)
+
+
+def approve_device(args):
+    """Signs in at the verification page, enters the user code and accepts or denies the device."""
+    session = requests.Session()
+    username, password = credentials()
+    response = session.get(args.url, timeout=30)
+    for _ in range(4):
+        if response.status_code != 200:
+            fail(f"the device page answered HTTP {response.status_code}")
+        forms = forms_of(response.text)
+        login = next((f for f in forms if "password" in f["fields"]), None)
+        code = next((f for f in forms if "user_code" in f["fields"]), None)
+        decide = 'name="action"' in response.text
+        if login:
+            fields = dict(login["fields"], username=username, password=password)
+            action = urllib.parse.urljoin(response.url, login["action"])
+            response = session.post(action, data=fields, headers={"Referer": response.url}, timeout=30)
+        elif code:
+            user_code = args.user_code or code["fields"]["user_code"]
+            if not user_code:
+                fail("no user code: pass --user-code or the complete verification URI")
+            fields = dict(code["fields"], user_code=user_code)
+            response = session.post(response.url, data=fields, headers={"Referer": response.url}, timeout=30)
+        elif decide and forms:
+            fields = dict(forms[0]["fields"], action="deny" if args.deny else "accept")
+            response = session.post(response.url, data=fields, headers={"Referer": response.url}, timeout=30)
+            if response.status_code != 200:
+                fail(f"the decision answered HTTP {response.status_code}")
+            print(f"scripted-browser: device {'denied' if args.deny else 'accepted'}", file=sys.stderr)
+            return
+        else:
+            fail("found no login, user code or decision form on the device page")
+    fail("the device page did not reach a decision")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ internal import NativeAuth
 enum CommandSupport {
     static func makeAuthenticator<Tool: NativeAuthTool>(
         _ tool: Tool.Type,
-        options: ConnectionOptions
+        options: ConnectionOptions,
+        settings: [String: String] = [:]
     ) throws -> Authenticator {
-        let (configuration, storeDirectory) = try options.resolve(for: tool)
+        let (configuration, storeDirectory) = try options.resolve(for: tool, settings: settings)
         let registry = try Tool.makeRegistry()
         let provider = try registry.makeProvider(configuration)
         let logger = makeLogger(label: Tool.toolName)

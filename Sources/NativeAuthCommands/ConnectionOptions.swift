@@ -64,11 +64,16 @@ public struct ConnectionOptions: ParsableArguments {
     }
 
     /// The provider configuration and the store directory.
+    ///
+    /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
+    ///   which win over everything else.
     func resolve<Tool: NativeAuthTool>(
         for tool: Tool.Type,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        settings: [String: String] = [:]
     ) throws(AuthError) -> (ProviderConfiguration, storeDirectory: String?) {
         var object = try merged(environment: environment)
+        for (key, value) in settings { object[key] = .string(value) }
         let store = try? object.string("store")
         object["store"] = nil
         if object["provider"] == nil { object["provider"] = .string(Tool.defaultProvider) }

@@ -2,41 +2,87 @@ public import ArgumentParser
 internal import Foundation
 internal import NativeAuth
 
-/// `login`: signs in through the browser and stores the tokens.
+/// `login`: signs in and stores the tokens.
 ///
-/// Prints `Signed in as …` on stdout. The authorization URL goes to stderr when no browser is
-/// opened (`--no-browser`) or none can be launched.
+/// Four ways in:
+/// - by default, the system browser and a loopback redirect;
+/// - `--no-browser`: prints the URL, then takes the browser's redirect on loopback (when the port
+///   is forwarded) or the address the browser ends on, pasted on stdin, whichever comes first;
+/// - `--paste`: prints the URL and reads the pasted address (or code) from stdin;
+/// - `--device`: the device authorization grant; the prompt's lines start with `Code: ` and `Open: `.
+///
+/// Prints `Signed in as …` on stdout; URLs, hints and prompts go to stderr.
 public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "login", abstract: "Sign in through the browser and store the tokens.")
+        CommandConfiguration(commandName: "login", abstract: "Sign in and store the tokens.")
     }
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Option(name: .long, help: "The loopback port to receive the callback on (default: a free one).")
+    @Option(name: .long, help: "The loopback port of the redirect URI (default: a free one).")
     var port: Int = 0
 
-    @Flag(name: .customLong("no-browser"), help: "Do not open a browser; print the URL to open instead.")
+    @Flag(
+        name: .customLong("no-browser"),
+        help: "Do not open a browser: print the URL, then take the redirect on loopback or a pasted address."
+    )
     var noBrowser = false
 
-    @Option(name: .long, help: "Seconds to wait for the sign-in to finish.")
+    @Flag(name: .long, help: "Print the URL and read the address the browser ends on (or the code) from stdin.")
+    var paste = false
+
+    @Flag(name: .long, help: "Sign in by entering a code on another device (OAuth device authorization grant).")
+    var device = false
+
+    @Option(
+        name: .customLong("device-endpoint"),
+        help: "The device authorization endpoint, for providers whose metadata names none."
+    )
+    var deviceEndpoint: String?
+
+    @Option(name: .long, help: "Seconds to wait for a browser sign-in to finish.")
     var timeout: Int = 300
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
+    public func validate() throws {
+        guard [noBrowser, paste, device].filter({ $0 }).count <= 1 else {
+            throw ValidationError("choose one of --no-browser, --paste and --device")
+        }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if deviceEndpoint != nil, !device {
+            throw ValidationError("--device-endpoint goes with --device")
+        }
+    }
+
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
-            let presenter = LoopbackPresenter(
-                configuration: LoopbackPresenter.Configuration(
-                    port: port,
-                    timeout: .seconds(max(1, timeout)),
-                    opener: noBrowser ? nil : SystemBrowserOpener()
-                )
-            )
-            let tokens = try await authenticator.login(presenter: presenter)
+            var settings: [String: String] = [:]
+            if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, settings: settings)
+            let tokens: TokenSet
+            if device {
+                tokens = try await authenticator.loginWithDevice()
+            } else {
+                tokens = try await authenticator.login(presenter: presenter())
+            }
             CommandSupport.printLine("Signed in as \(tokens.displayName ?? tokens.subject ?? "an unnamed account")")
         }
+    }
+
+    private func presenter() throws -> any UserAgentPresenter {
+        let timeout = Duration.seconds(max(1, timeout))
+        if noBrowser {
+            return LoopbackAndPastePresenter(configuration: .init(port: port, timeout: timeout))
+        }
+        if paste {
+            let redirect = port == 0 ? nil : URL(string: "http://127.0.0.1:\(port)/callback")
+            return ManualPastePresenter(configuration: .init(redirectURI: redirect, timeout: timeout))
+        }
+        return LoopbackPresenter(
+            configuration: LoopbackPresenter.Configuration(port: port, timeout: timeout, opener: SystemBrowserOpener())
+        )
     }
 }

@@ -45,7 +45,8 @@ func canBind(port: Int) async -> Bool {
 @Suite struct LoopbackPresenterTests {
     private static let state = "expected-state-value"
 
-    private func handler(_ url: URL) -> CallbackDisposition {
+    private func handler(_ callback: AuthorizationCallback) -> CallbackDisposition {
+        guard case .redirect(let url) = callback else { return .ignore }
         let fields = FormURLEncoding.decode(url.query ?? "")
         guard fields.first(named: "state") == Self.state else { return .ignore }
         if let error = fields.first(named: "error") {

@@ -82,7 +82,8 @@ extension Authenticator {
         }
         result.endSessionURL = url
         let redirectPath = session.redirectURI.path
-        _ = try await session.authorize(url) { callback in
+        _ = try await session.authorize(url) { received in
+            guard case .redirect(let callback) = received else { return .ignore }
             let returned = AuthorizationRequest.query(of: callback).filter { $0.name == "state" }
             guard callback.path == redirectPath, returned.count == 1, let value = returned.first?.value,
                 ConstantTime.equals(value, state)

@@ -109,10 +109,7 @@ public actor Authenticator {
         logger.debug("authorization request ready", metadata: ["redirect_uri": "\(session.redirectURI.absoluteString)"])
         let response: AuthorizationResponse
         do {
-            response = try await session.authorize(request.url) { callback in
-                guard request.isResponse(callback) else { return .ignore }
-                return .complete(Result { () throws(AuthError) in try request.validate(callback: callback) })
-            }
+            response = try await session.authorize(request.url) { callback in request.disposition(of: callback) }
         } catch {
             await session.close()
             logger.info(

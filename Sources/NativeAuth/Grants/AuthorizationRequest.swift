@@ -148,6 +148,39 @@ public struct AuthorizationRequest: Sendable {
         return AuthorizationResponse(code: code, issuer: issuer)
     }
 
+    /// What a presenter should do with a callback: ``CallbackDisposition/ignore`` for a redirect
+    /// that is not a response to this request (see ``isResponse(_:)``), else the result of
+    /// ``validate(callback:)``, or of ``validate(pastedCode:)`` for a bare code.
+    public func disposition(of callback: AuthorizationCallback) -> CallbackDisposition {
+        switch callback {
+        case .redirect(let url):
+            guard isResponse(url) else { return .ignore }
+            return .complete(Result { () throws(AuthError) in try validate(callback: url) })
+        case .code(let code):
+            return .complete(Result { () throws(AuthError) in try validate(pastedCode: code) })
+        }
+    }
+
+    /// Checks a bare authorization code that the person pasted.
+    ///
+    /// There is no `state` or `iss` to compare; the code is bound to this sign-in by PKCE, since
+    /// only this client holds the verifier the token endpoint asks for. The code must be printable
+    /// ASCII without spaces (RFC 6749 §A.11), at most 4096 characters.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/authorizationFailed``) for an empty or malformed code.
+    public func validate(pastedCode code: String) throws(AuthError) -> AuthorizationResponse {
+        let wellFormed =
+            !code.isEmpty && code.utf8.count <= 4096 && code.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+        guard wellFormed else {
+            throw AuthError(
+                .authorizationFailed,
+                "the pasted text is not an authorization code (a code has no spaces or special characters)",
+                operation: .authorization
+            )
+        }
+        return AuthorizationResponse(code: code, issuer: nil)
+    }
+
     static func query(of url: URL) -> [FormField] {
         guard let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery else {
             return []

@@ -8,7 +8,8 @@ internal import Synchronization
 ///   interfaces; the port is ephemeral unless configured. The redirect URI uses the IP literal,
 ///   not `localhost` (RFC 8252 §8.3).
 /// - Opens the browser through a ``BrowserOpener`` (``SystemBrowserOpener`` by default) without
-///   blocking the listener; when it cannot, or when no opener is given, prints the URL.
+///   blocking the listener; when it cannot, prints the URL. Without an opener (``printURL(port:timeout:output:)``)
+///   it prints the URL and how to forward the port over SSH, and never launches a browser.
 /// - Answers the browser with a static page; other paths get 404, callbacks of another sign-in
 ///   (wrong `state`) get an error page and the wait goes on.
 /// - Ends with ``AuthError/Code/timeout`` after ``Configuration/timeout`` (5 minutes by default),
@@ -47,6 +48,22 @@ public struct LoopbackPresenter: UserAgentPresenter {
     /// The presenter's settings.
     public let configuration: Configuration
 
+    /// A presenter that never launches a browser: it prints the authorization URL, and a hint on
+    /// forwarding the port over SSH (`ssh -L PORT:127.0.0.1:PORT host`), and waits for the
+    /// callback on the loopback interface. For remote shells and machines without a browser.
+    ///
+    /// - Parameters:
+    ///   - port: The port to listen on; 0 for a free one. Choose one to forward it in advance.
+    ///   - timeout: How long to wait for the callback.
+    ///   - output: Where the URL and the hint are written.
+    public static func printURL(
+        port: Int = 0,
+        timeout: Duration = .seconds(300),
+        output: ConsoleOutput = .standardError
+    ) -> LoopbackPresenter {
+        LoopbackPresenter(configuration: Configuration(port: port, timeout: timeout, opener: nil, output: output))
+    }
+
     /// Creates a presenter.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -72,7 +89,7 @@ struct LoopbackSession: UserAgentSession {
 
     func authorize(
         _ authorizationURL: URL,
-        handler: @escaping @Sendable (URL) -> CallbackDisposition
+        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
     ) async throws -> AuthorizationResponse {
         await receiver.setHandler(handler)
         let output = configuration.output
@@ -93,6 +110,7 @@ struct LoopbackSession: UserAgentSession {
         } else {
             output.write("Open this URL in a browser to sign in:")
             output.write(authorizationURL.absoluteString)
+            output.write(receiver.portForwardingHint)
         }
         defer { finished.withLock { $0 = true } }
         return try await waitForCallback()
@@ -100,11 +118,38 @@ struct LoopbackSession: UserAgentSession {
 
     private func waitForCallback() async throws -> AuthorizationResponse {
         let receiver = receiver
-        let timeout = configuration.timeout
-        let outcome = try await withThrowingTaskGroup(of: Result<AuthorizationResponse, AuthError>?.self) { group in
-            group.addTask { await receiver.result() }
+        let outcome = await CallbackRace.first(
+            timeout: configuration.timeout,
+            [{ await receiver.result() }]
+        )
+        await receiver.close()
+        return try CallbackRace.finish(outcome)
+    }
+
+    func close() async {
+        await receiver.close()
+    }
+}
+
+/// Waits for the first of several callback sources (the loopback receiver, a paste prompt) or the
+/// timeout, then cancels the others and waits until they have stopped: nothing is left running.
+enum CallbackRace {
+    typealias Outcome = Result<AuthorizationResponse, AuthError>
+
+    /// The first non-`nil` outcome of `sources`, a timeout failure after `timeout`, or `nil` when
+    /// the task is cancelled or every source ends without an outcome.
+    static func first(
+        timeout: Duration,
+        _ sources: [@Sendable () async -> Outcome?]
+    ) async -> Outcome? {
+        await withTaskGroup(of: Outcome?.self) { group in
+            for source in sources { group.addTask { await source() } }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                do {
+                    try await Task.sleep(for: timeout)
+                } catch {
+                    return nil
+                }
                 return .failure(
                     AuthError(
                         .timeout,
@@ -115,20 +160,21 @@ struct LoopbackSession: UserAgentSession {
                 )
             }
             defer { group.cancelAll() }
-            do {
-                return try await group.next() ?? nil
-            } catch is CancellationError {
-                return nil
+            // A source that ends without an outcome (a paste prompt at the end of its input)
+            // leaves the others running; the timer always ends with one unless cancelled.
+            while let outcome = await group.next() {
+                if let outcome { return outcome }
+                if Task.isCancelled { return nil }
             }
+            return nil
         }
-        await receiver.close()
+    }
+
+    /// The response of `outcome`, or the error that ends the sign-in.
+    static func finish(_ outcome: Outcome?) throws -> AuthorizationResponse {
         guard !Task.isCancelled, let outcome else {
             throw AuthError(.loginCancelled, "sign-in was cancelled", operation: .authorization)
         }
         return try outcome.get()
-    }
-
-    func close() async {
-        await receiver.close()
     }
 }

@@ -16,10 +16,18 @@ actor LoopbackReceiver {
     /// The redirect URI: `http://127.0.0.1:PORT/PATH` (or `[::1]`).
     nonisolated let redirectURI: URL
 
+    /// One line telling the person how to forward the port when the browser runs elsewhere.
+    nonisolated var portForwardingHint: String {
+        let port = redirectURI.port.map(String.init) ?? "PORT"
+        let bare = (redirectURI.host ?? "127.0.0.1").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = bare.contains(":") ? "[\(bare)]" : bare
+        return "If the browser runs on another machine, forward the port first: ssh -L \(port):\(host):\(port) HOST"
+    }
+
     private let server: NIOAsyncChannel<Connection, Never>
     private var serving: Task<Void, Never>?
     private let handlers: ConnectionHandlers
-    private var handler: (@Sendable (URL) -> CallbackDisposition)?
+    private var handler: (@Sendable (AuthorizationCallback) -> CallbackDisposition)?
     private var completed = false
     private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
     private let resultSink: AsyncStream<Result<AuthorizationResponse, AuthError>>.Continuation
@@ -120,7 +128,7 @@ actor LoopbackReceiver {
     }
 
     /// Sets the callback handler; requests that arrive before it is set are treated as not ours.
-    func setHandler(_ handler: @escaping @Sendable (URL) -> CallbackDisposition) {
+    func setHandler(_ handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition) {
         self.handler = handler
     }
 
@@ -169,7 +177,7 @@ actor LoopbackReceiver {
         guard !completed, let handler, let url = URL(string: head.uri, relativeTo: redirectURI)?.absoluteURL else {
             return (.notThisSignIn, nil)
         }
-        switch handler(url) {
+        switch handler(.redirect(url)) {
         case .ignore:
             return (.notThisSignIn, nil)
         case .complete(let result):

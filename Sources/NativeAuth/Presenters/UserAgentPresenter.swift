@@ -27,23 +27,35 @@ public protocol UserAgentSession: Sendable {
     ///
     /// - Parameters:
     ///   - authorizationURL: The URL to send the person to.
-    ///   - handler: Decides about each callback URL that arrives.
+    ///   - handler: Decides about each callback that arrives (a redirect, or a pasted code).
     /// - Returns: The authorization response of the completing callback.
     /// - Throws: The failure the handler completed with, ``AuthError/Code/timeout``, or
     ///   ``AuthError/Code/loginCancelled``.
     func authorize(
         _ authorizationURL: URL,
-        handler: @escaping @Sendable (URL) -> CallbackDisposition
+        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
     ) async throws -> AuthorizationResponse
 
     /// Ends the session early and releases what it holds; `authorize` does this by itself.
     func close() async
 }
 
+/// What came back from the authorization page.
+public enum AuthorizationCallback: Sendable {
+    /// The URL the browser was redirected to: a loopback request, or a URL the person pasted.
+    /// Its `state` and `iss` are checked.
+    case redirect(URL)
+    /// A bare authorization code the person pasted from a page that shows only the code. It
+    /// carries no `state` or `iss` to check: PKCE alone binds it to this sign-in, because only
+    /// this client holds the verifier.
+    case code(String)
+}
+
 /// What to do with a callback that arrived.
 public enum CallbackDisposition: Sendable {
-    /// Not a response to this sign-in (wrong path or `state`): answer with an error page and keep
-    /// waiting, so a stray or hostile request cannot abort the real sign-in.
+    /// Not a response to this sign-in (wrong path or `state`): answer with an error page (or ask
+    /// for another paste) and keep waiting, so a stray or hostile request cannot abort the real
+    /// sign-in.
     case ignore
     /// The response to this sign-in: finish with its result.
     case complete(Result<AuthorizationResponse, AuthError>)

@@ -64,6 +64,14 @@ public protocol AuthProvider: Sendable {
         context: TokenResponseDecoder.Context
     ) throws -> TokenSet
 
+    /// Turns the device authorization endpoint's answer (RFC 8628 §3.2) into a
+    /// ``DeviceAuthorization``. Default: JSON through ``DeviceAuthorization/decodeJSON(_:body:errorMapper:)``.
+    ///
+    /// The device authorization request itself is prepared by ``prepareTokenRequest(_:metadata:)``
+    /// with the operation ``AuthOperation/deviceAuthorization``, so client authentication is the
+    /// same as at the token endpoint.
+    func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization
+
     /// The provider's error dialect; the standard mapper handles whatever it returns `nil` for.
     var errorMapper: any ErrorMapper { get }
 
@@ -126,6 +134,10 @@ extension AuthProvider {
         context: TokenResponseDecoder.Context
     ) throws -> TokenSet {
         try TokenResponseDecoder.decodeJSON(response, body: body, context: context, errorMapper: errorMapper)
+    }
+
+    public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization {
+        try DeviceAuthorization.decodeJSON(response, body: body, errorMapper: errorMapper)
     }
 
     public var errorMapper: any ErrorMapper { StandardErrorMapper() }

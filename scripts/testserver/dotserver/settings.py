@@ -1,7 +1,9 @@
 """Settings for the test server: a full OIDC provider on 127.0.0.1 (see ../../../shared/FACTS.md).
 
 Everything that changes per run comes from the environment, set by scripts/test-server:
-NATIVEAUTH_TEST_STATE (directory for the database and key), NATIVEAUTH_TEST_ACCESS_TOKEN_SECONDS.
+NATIVEAUTH_TEST_STATE (directory for the database and key), NATIVEAUTH_TEST_ACCESS_TOKEN_SECONDS,
+NATIVEAUTH_TEST_ISSUER (for the device verification pages), NATIVEAUTH_TEST_DEVICE_INTERVAL (seconds
+between device polls; 1 by default so that tests are quick).
 """
 import os
 from pathlib import Path
@@ -60,6 +62,7 @@ LOGIN_URL = "/accounts/login/"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 _key_file = STATE / "rsa.pem"
+_issuer = os.environ.get("NATIVEAUTH_TEST_ISSUER", "http://127.0.0.1:8000/o")
 OAUTH2_PROVIDER = {
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": _key_file.read_text() if _key_file.exists() else "",
@@ -71,6 +74,10 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     "ROTATE_REFRESH_TOKEN": True,
+    # Device grant (RFC 8628): the person's page, with and without the code filled in.
+    "OAUTH_DEVICE_VERIFICATION_URI": _issuer + "/device/",
+    "OAUTH_DEVICE_VERIFICATION_URI_COMPLETE": _issuer + "/device/?user_code={user_code}",
+    "DEVICE_FLOW_INTERVAL": int(os.environ.get("NATIVEAUTH_TEST_DEVICE_INTERVAL", "1")),
     "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("NATIVEAUTH_TEST_ACCESS_TOKEN_SECONDS", "3600")),
     "OAUTH2_VALIDATOR_CLASS": "dotserver.validator.Validator",
     "SCOPES": {

@@ -1,0 +1,164 @@
+public import Foundation
+public import HTTPTypes
+public import LenientJSON
+
+/// A device authorization response (RFC 8628 §3.2): the code the person enters, where, and how
+/// long the client may poll.
+public struct DeviceAuthorization: Sendable {
+    /// The device verification code the client polls with. Secret: never print it.
+    public var deviceCode: String
+    /// The code the person enters at ``verificationURI``.
+    public var userCode: String
+    /// The page where the person enters ``userCode``.
+    public var verificationURI: URL
+    /// A page that already carries the code, when the server offers one.
+    public var verificationURIComplete: URL?
+    /// How long, in seconds, the codes stay valid.
+    public var expiresIn: Int
+    /// The minimum number of seconds between polls (5 when the server does not say).
+    public var interval: Int
+
+    /// Creates a response.
+    public init(
+        deviceCode: String,
+        userCode: String,
+        verificationURI: URL,
+        verificationURIComplete: URL? = nil,
+        expiresIn: Int,
+        interval: Int = 5
+    ) {
+        self.deviceCode = deviceCode
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.expiresIn = expiresIn
+        self.interval = interval
+    }
+
+    /// Decodes a JSON device authorization response.
+    ///
+    /// - Accepts Google's `verification_url` (and `verification_url_complete`) spelling.
+    /// - `expires_in` and `interval` may be numbers or numeric strings; `interval` defaults to 5.
+    /// - The verification pages must be https (plain http only on loopback): the person is sent there.
+    ///
+    /// - Throws: ``AuthError`` from `errorMapper` for an HTTP error, an `error` member, or a body
+    ///   that is not the JSON object RFC 8628 describes.
+    public static func decodeJSON(
+        _ response: HTTPResponse,
+        body: Data,
+        errorMapper: any ErrorMapper
+    ) throws(AuthError) -> DeviceAuthorization {
+        func failure(_ underlying: (any Error)? = nil) -> AuthError {
+            errorMapper.mapWithFallback(
+                AuthFailure(operation: .deviceAuthorization, response: response, body: body, underlying: underlying)
+            )
+        }
+        guard (200..<300).contains(response.status.code) else { throw failure() }
+        let object: JSONObject
+        do {
+            guard let parsed = try JSONValue.parse(body).objectValue else {
+                throw failure(JSONFieldError(key: "device_code", problem: .missing))
+            }
+            object = parsed
+        } catch let error as JSONParseError {
+            throw failure(error)
+        } catch {
+            throw error as? AuthError ?? failure(error)
+        }
+        if OAuthErrorResponse(json: object) != nil { throw failure() }
+        do {
+            return try decode(object)
+        } catch let error as JSONFieldError {
+            throw failure(error)
+        } catch {
+            throw error as? AuthError ?? failure(error)
+        }
+    }
+
+    /// Builds a response from its members (JSON, or form fields turned into an object).
+    public static func decode(_ object: JSONObject) throws -> DeviceAuthorization {
+        func page(_ keys: [String], required: Bool) throws -> URL? {
+            for key in keys {
+                guard let text = try object.string(key), !text.isEmpty else { continue }
+                guard let url = URL(string: text), url.host?.isEmpty == false,
+                    (try? EndpointPolicy.validate(url)) != nil
+                else {
+                    throw AuthError(
+                        .responseMalformed,
+                        "the device authorization response's \"\(key)\" is not an https URL",
+                        operation: .deviceAuthorization
+                    )
+                }
+                return url
+            }
+            if required { throw JSONFieldError(key: keys[0], problem: .missing) }
+            return nil
+        }
+        let deviceCode = try object.requiredString("device_code")
+        let userCode = try object.requiredString("user_code")
+        guard let verification = try page(["verification_uri", "verification_url"], required: true) else {
+            throw JSONFieldError(key: "verification_uri", problem: .missing)
+        }
+        let expiresIn = try object.requiredInteger("expires_in")
+        let interval = try object.integer("interval") ?? 5
+        return DeviceAuthorization(
+            deviceCode: deviceCode,
+            userCode: userCode,
+            verificationURI: verification,
+            verificationURIComplete: try page(
+                ["verification_uri_complete", "verification_url_complete"], required: false),
+            expiresIn: Int(clamping: max(0, expiresIn)),
+            interval: Int(clamping: max(0, interval))
+        )
+    }
+}
+
+extension DeviceAuthorization: CustomStringConvertible {
+    /// The user code and pages; never the device code.
+    public var description: String {
+        "DeviceAuthorization(user_code: \(userCode), verification_uri: \(verificationURI.absoluteString),"
+            + " expires_in: \(expiresIn), interval: \(interval))"
+    }
+}
+
+/// Shows the person the code to enter and where (RFC 8628 §3.3).
+///
+/// ### Implementation requirements
+/// - Show ``DeviceAuthorization/userCode`` and ``DeviceAuthorization/verificationURI`` (and
+///   ``DeviceAuthorization/verificationURIComplete`` when there is one); never the device code.
+/// - Return promptly: polling starts when `show` returns.
+public protocol DeviceCodeDisplay: Sendable {
+    /// Shows the code and the page.
+    func show(_ authorization: DeviceAuthorization) async
+}
+
+/// Prints the device prompt on a ``ConsoleOutput`` (standard error by default):
+///
+/// ```
+/// To sign in, open the page below in a browser on any device and enter the code.
+/// Code: WDJB-MJHT
+/// Open: https://example.com/device
+/// Or open this page, which already holds the code: https://example.com/device?user_code=WDJB-MJHT
+/// ```
+///
+/// Scripts find the code and the page on the lines that start with `Code: ` and `Open: `.
+public struct TerminalDeviceCodeDisplay: DeviceCodeDisplay {
+    /// Where the prompt is written.
+    public let output: ConsoleOutput
+
+    /// Creates a display writing to `output`.
+    public init(output: ConsoleOutput = .standardError) {
+        self.output = output
+    }
+
+    public func show(_ authorization: DeviceAuthorization) async {
+        output.write("To sign in, open the page below in a browser on any device and enter the code.")
+        output.write("Code: \(authorization.userCode)")
+        output.write("Open: \(authorization.verificationURI.absoluteString)")
+        if let complete = authorization.verificationURIComplete {
+            output.write("Or open this page, which already holds the code: \(complete.absoluteString)")
+        }
+        let minutes = max(1, authorization.expiresIn / 60)
+        output.write("Waiting for approval (the code expires in \(minutes) minute\(minutes == 1 ? "" : "s"))…")
+    }
+}

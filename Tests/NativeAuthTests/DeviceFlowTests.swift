@@ -1,0 +1,266 @@
+import Foundation
+import NativeAuth
+import Synchronization
+import TestSupport
+import Testing
+
+/// A provider with a device endpoint whose token endpoint answers from a script, one answer per poll.
+private struct DeviceServer {
+    let server: TestHTTPServer
+    let deviceRequests: RequestLog
+    let tokenRequests: RequestLog
+
+    static func start(
+        device: TestResponse? = nil,
+        advertiseDeviceEndpoint: Bool = true,
+        polls: [TestResponse]
+    ) async throws -> DeviceServer {
+        let box = IssuerBox()
+        let deviceLog = RequestLog()
+        let tokenLog = RequestLog()
+        let script = Mutex(polls)
+        let server = try await TestHTTPServer.start { request in
+            let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
+            let body = String(decoding: request.body, as: UTF8.self)
+            switch path {
+            case "/o/.well-known/openid-configuration":
+                let extra =
+                    advertiseDeviceEndpoint ? "\"device_authorization_endpoint\": \"\(box.value)/device/code\"" : ""
+                return .json(discoveryDocument(issuer: box.value, extra: extra))
+            case "/o/device/code":
+                deviceLog.record(body)
+                return device
+                    ?? .json(
+                        #"{"device_code": "secret-device-code", "user_code": "WDJB-MJHT", "#
+                            + #""verification_url": "https://id.example.com/device", "expires_in": "1800", "interval": 2}"#
+                    )
+            case "/o/token/":
+                tokenLog.record(body)
+                return script.withLock { $0.isEmpty ? .json(#"{"error": "authorization_pending"}"#, status: 400) : $0.removeFirst() }
+            default:
+                return .text("not found", status: 404)
+            }
+        }
+        box.value = server.url("/o").absoluteString
+        return DeviceServer(server: server, deviceRequests: deviceLog, tokenRequests: tokenLog)
+    }
+
+    var issuer: URL { server.url("/o") }
+}
+
+/// A clock that only moves when the device flow sleeps, and the sleeps it was asked for.
+private final class FakeTime: Sendable {
+    private let state = Mutex((now: fixedNow, sleeps: [Duration]()))
+
+    var now: Date { state.withLock { $0.now } }
+    var sleeps: [Int] { state.withLock { $0.sleeps.map { Int($0.components.seconds) } } }
+
+    func sleep(_ duration: Duration) async throws {
+        try Task.checkCancellation()
+        state.withLock {
+            $0.sleeps.append(duration)
+            $0.now = $0.now.addingTimeInterval(TimeInterval(duration.components.seconds))
+        }
+    }
+}
+
+/// Records what a display was asked to show.
+private final class RecordingDisplay: DeviceCodeDisplay {
+    private let shown = Mutex<[DeviceAuthorization]>([])
+    var authorizations: [DeviceAuthorization] { shown.withLock { $0 } }
+    func show(_ authorization: DeviceAuthorization) async { shown.withLock { $0.append(authorization) } }
+}
+
+private let pending = TestResponse.json(#"{"error": "authorization_pending"}"#, status: 400)
+private let slowDown = TestResponse.json(#"{"error": "slow_down"}"#, status: 400)
+private let success = TestResponse.json(
+    #"{"access_token": "device-access", "refresh_token": "device-refresh", "expires_in": 3600, "token_type": "Bearer"}"#
+)
+
+@Suite struct DeviceFlowTests {
+    private func authenticator(_ server: DeviceServer, store: any TokenStore, time: FakeTime) throws -> Authenticator {
+        Authenticator(
+            provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),
+            store: store,
+            clock: { time.now }
+        )
+    }
+
+    @Test func pollsThroughPendingAndSlowDownThenStoresTheTokens() async throws {
+        let server = try await DeviceServer.start(polls: [
+            pending, slowDown, .json(#"{"error": "slow_down", "interval": 9}"#, status: 400), pending, success,
+        ])
+        let store: any TokenStore = MemoryTokenStore()
+        let time = FakeTime()
+        let display = RecordingDisplay()
+        let auth = try authenticator(server, store: store, time: time)
+        let tokens = try await auth.loginWithDevice(display: display, sleep: time.sleep)
+        await server.server.stop()
+
+        #expect(tokens.accessToken == "device-access")
+        #expect(try await store.load(auth.key) == tokens)
+        // interval 2; slow_down adds 5; then the server's own new interval, 9.
+        #expect(time.sleeps == [2, 2, 7, 9, 9])
+        let shown = try #require(display.authorizations.first)
+        #expect(shown.userCode == "WDJB-MJHT")
+        #expect(shown.verificationURI.absoluteString == "https://id.example.com/device", "Google's spelling")
+        #expect(shown.expiresIn == 1800)
+        #expect(!shown.description.contains("secret-device-code"))
+
+        let deviceForm = FormURLEncoding.decode(try #require(server.deviceRequests.paths.first))
+        #expect(deviceForm.first(named: "client_id") == "test-client")
+        #expect(deviceForm.first(named: "scope") == "openid profile")
+        #expect(server.tokenRequests.paths.count == 5)
+        let poll = FormURLEncoding.decode(try #require(server.tokenRequests.paths.first))
+        #expect(poll.first(named: "grant_type") == "urn:ietf:params:oauth:grant-type:device_code")
+        #expect(poll.first(named: "device_code") == "secret-device-code")
+        #expect(poll.first(named: "client_id") == "test-client")
+    }
+
+    @Test func deniedIsAuthorizationFailedAndStoresNothing() async throws {
+        let server = try await DeviceServer.start(polls: [
+            pending, .json(#"{"error": "access_denied"}"#, status: 400),
+        ])
+        let store: any TokenStore = MemoryTokenStore()
+        let time = FakeTime()
+        let auth = try authenticator(server, store: store, time: time)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        }
+        await server.server.stop()
+        #expect(error?.code == .authorizationFailed)
+        #expect(error?.oauthError == "access_denied")
+        #expect(try await store.load(auth.key) == nil)
+    }
+
+    @Test func anExpiredDeviceCodeIsATimeout() async throws {
+        let server = try await DeviceServer.start(polls: [
+            pending, .json(#"{"error": "expired_token"}"#, status: 400),
+        ])
+        let store: any TokenStore = MemoryTokenStore()
+        let time = FakeTime()
+        let auth = try authenticator(server, store: store, time: time)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        }
+        await server.server.stop()
+        #expect(error?.code == .timeout)
+        #expect(error?.oauthError == "expired_token")
+        #expect(error?.hint?.contains("sign in again") == true)
+        #expect(try await store.load(auth.key) == nil)
+    }
+
+    @Test func pollingStopsAtExpiresIn() async throws {
+        let device = TestResponse.json(
+            #"{"device_code": "d", "user_code": "U", "verification_uri": "https://id.example.com/device", "#
+                + #""expires_in": 10, "interval": 3}"#)
+        let server = try await DeviceServer.start(device: device, polls: [])
+        let time = FakeTime()
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        }
+        await server.server.stop()
+        #expect(error?.code == .timeout)
+        #expect(error?.message.contains("expired after 10 seconds") == true)
+        #expect(time.sleeps == [3, 3, 3], "a fourth poll would come after the code expired")
+        #expect(server.tokenRequests.paths.count == 3)
+    }
+
+    @Test func serverTroubleBacksOffAndPollsOn() async throws {
+        let server = try await DeviceServer.start(polls: [
+            .text("<h1>502 Bad Gateway</h1>", status: 502, contentType: "text/html"),
+            .json(#"{"error": "slow_down"}"#, status: 429),
+            success,
+        ])
+        let time = FakeTime()
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
+        let tokens = try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        await server.server.stop()
+        #expect(tokens.accessToken == "device-access")
+        #expect(time.sleeps == [2, 4, 9])
+    }
+
+    @Test func withoutADeviceEndpointTheErrorSaysHowToSetOne() async throws {
+        let server = try await DeviceServer.start(advertiseDeviceEndpoint: false, polls: [])
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: FakeTime())
+        let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: RecordingDisplay()) }
+        await server.server.stop()
+        #expect(error?.code == .configurationInvalid)
+        #expect(error?.hint?.contains("--device-endpoint") == true)
+    }
+
+    @Test func anOverrideSuppliesTheDeviceEndpoint() async throws {
+        let server = try await DeviceServer.start(advertiseDeviceEndpoint: false, polls: [success])
+        var configuration = testConfiguration(issuer: server.issuer)
+        configuration.endpoints.deviceAuthorization = server.server.url("/o/device/code")
+        let time = FakeTime()
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(configuration: configuration),
+            store: MemoryTokenStore(),
+            clock: { time.now }
+        )
+        let tokens = try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        await server.server.stop()
+        #expect(tokens.accessToken == "device-access")
+    }
+
+    @Test(arguments: [
+        (TestResponse.json(#"{"error": "invalid_client"}"#, status: 401), AuthError.Code.configurationInvalid),
+        (TestResponse.text("<html>proxy login</html>", contentType: "text/html"), .responseMalformed),
+        (TestResponse.json(#"{"device_code": "d", "user_code": "U", "expires_in": 60}"#), .responseMalformed),
+        (
+            TestResponse.json(
+                #"{"device_code": "d", "user_code": "U", "verification_uri": "http://evil.example/x", "expires_in": 60}"#
+            ), .responseMalformed
+        ),
+    ])
+    func aBadDeviceAuthorizationAnswerIsAClearError(response: TestResponse, code: AuthError.Code) async throws {
+        let server = try await DeviceServer.start(device: response, polls: [])
+        let display = RecordingDisplay()
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: FakeTime())
+        let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: display) }
+        await server.server.stop()
+        #expect(error?.code == code)
+        #expect(error?.operation == .deviceAuthorization)
+        #expect(display.authorizations.isEmpty)
+        #expect(server.tokenRequests.paths.isEmpty)
+    }
+
+    @Test func cancellingAWaitingDeviceLoginEndsItPromptly() async throws {
+        let server = try await DeviceServer.start(polls: [])
+        let display = RecordingDisplay()
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),
+            store: MemoryTokenStore()
+        )
+        // Between polls it waits an hour: the test ends only if cancelling cuts the wait short.
+        let waiting = Task {
+            try await auth.loginWithDevice(display: display, sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
+        }
+        while display.authorizations.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        waiting.cancel()
+        let error = await #expect(throws: AuthError.self) { try await waiting.value }
+        await server.server.stop()
+        #expect(error?.code == .loginCancelled)
+        #expect(server.tokenRequests.paths.isEmpty)
+    }
+
+    @Test func theTerminalDisplayPrintsCodeAndOpenLines() async throws {
+        let output = OutputRecorder()
+        let authorization = DeviceAuthorization(
+            deviceCode: "secret-device-code",
+            userCode: "WDJB-MJHT",
+            verificationURI: try #require(URL(string: "https://id.example.com/device")),
+            verificationURIComplete: URL(string: "https://id.example.com/device?user_code=WDJB-MJHT"),
+            expiresIn: 900
+        )
+        await TerminalDeviceCodeDisplay(output: output.output).show(authorization)
+        let lines = output.text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Code: WDJB-MJHT"))
+        #expect(lines.contains("Open: https://id.example.com/device"))
+        #expect(lines.contains { $0.hasSuffix("https://id.example.com/device?user_code=WDJB-MJHT") })
+        #expect(lines.last?.contains("15 minutes") == true)
+        #expect(!output.text.contains("secret-device-code"))
+    }
+}
