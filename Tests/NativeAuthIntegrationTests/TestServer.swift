@@ -14,6 +14,8 @@ struct TestServer: Sendable {
     let publicClientID: String
     let confidentialClientID: String
     let confidentialClientSecret: String
+    let deviceClientID: String
+    let deviceAuthorizationEndpoint: URL
 
     /// The repository's root, from this file's place in it.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -39,7 +41,8 @@ struct TestServer: Sendable {
     static func load() throws -> TestServer {
         let data = try Data(contentsOf: stateDirectory.appendingPathComponent("env.json"))
         guard let object = try JSONValue.parse(data).objectValue,
-            let issuer = URL(string: try object.requiredString("issuer"))
+            let issuer = URL(string: try object.requiredString("issuer")),
+            let device = URL(string: try object.requiredString("device_authorization_endpoint"))
         else { throw AuthError(.configurationInvalid, "env.json is not what scripts/test-server writes") }
         return TestServer(
             issuer: issuer,
@@ -47,7 +50,9 @@ struct TestServer: Sendable {
             password: try object.requiredString("password"),
             publicClientID: try object.requiredString("public_client_id"),
             confidentialClientID: try object.requiredString("confidential_client_id"),
-            confidentialClientSecret: try object.requiredString("confidential_client_secret")
+            confidentialClientSecret: try object.requiredString("confidential_client_secret"),
+            deviceClientID: try object.requiredString("device_client_id"),
+            deviceAuthorizationEndpoint: device
         )
     }
 

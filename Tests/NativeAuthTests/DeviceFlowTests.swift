@@ -36,7 +36,9 @@ private struct DeviceServer {
                     )
             case "/o/token/":
                 tokenLog.record(body)
-                return script.withLock { $0.isEmpty ? .json(#"{"error": "authorization_pending"}"#, status: 400) : $0.removeFirst() }
+                return script.withLock {
+                    $0.isEmpty ? .json(#"{"error": "authorization_pending"}"#, status: 400) : $0.removeFirst()
+                }
             default:
                 return .text("not found", status: 404)
             }
@@ -184,7 +186,9 @@ private let success = TestResponse.json(
     @Test func withoutADeviceEndpointTheErrorSaysHowToSetOne() async throws {
         let server = try await DeviceServer.start(advertiseDeviceEndpoint: false, polls: [])
         let auth = try authenticator(server, store: MemoryTokenStore(), time: FakeTime())
-        let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: RecordingDisplay()) }
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.loginWithDevice(display: RecordingDisplay())
+        }
         await server.server.stop()
         #expect(error?.code == .configurationInvalid)
         #expect(error?.hint?.contains("--device-endpoint") == true)

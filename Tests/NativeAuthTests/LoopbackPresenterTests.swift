@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NativeAuth
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -26,20 +27,6 @@ final class OutputRecorder: Sendable {
 func fetch(_ url: URL) async throws -> (Int, String) {
     let (data, response) = try await URLSession.shared.data(from: url)
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
-}
-
-/// Whether a TCP port on 127.0.0.1 can be bound right now by a listener. SO_REUSEADDR lets it
-/// pass connections in TIME_WAIT; on Linux it still fails while another socket listens there.
-func canBind(port: Int) async -> Bool {
-    do {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: port).get()
-        try await channel.close().get()
-        return true
-    } catch {
-        return false
-    }
 }
 
 @Suite struct LoopbackPresenterTests {

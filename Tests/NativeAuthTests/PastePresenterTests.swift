@@ -103,7 +103,8 @@ private func authorize(
         #expect(response.code == "the-code")
         let text = output.text
         #expect(text.contains("belongs to another sign-in"))
-        #expect(text.contains("is not the redirect address; it should start with \(request.redirectURI.absoluteString)"))
+        #expect(
+            text.contains("is not the redirect address; it should start with \(request.redirectURI.absoluteString)"))
         #expect(text.contains("paste the whole address"))
         #expect(text.contains("(2 left)"))
         #expect(!text.contains("OLDCODE-XYZ"), "the wrong code is not echoed")
@@ -112,7 +113,8 @@ private func authorize(
     @Test func tooManyWrongPastesFail() async throws {
         let reader = ScriptedLineReader(["one word", "two words", "three words"])
         let (session, request) = try await begin(
-            ManualPastePresenter(configuration: .init(reader: reader, output: ConsoleOutput { _ in }, maximumAttempts: 2))
+            ManualPastePresenter(
+                configuration: .init(reader: reader, output: ConsoleOutput { _ in }, maximumAttempts: 2))
         )
         let error = await #expect(throws: AuthError.self) { try await authorize(session, request) }
         #expect(error?.code == .authorizationFailed)
@@ -140,7 +142,8 @@ private func authorize(
     @Test func aPastedURLFromAnotherIssuerIsRefused() async throws {
         let reader = ScriptedLineReader()
         let (session, request) = try await begin(ManualPastePresenter(configuration: .init(reader: reader)))
-        reader.feed(request.redirectURI.absoluteString + "?code=c&state=\(request.state)&iss=https%3A%2F%2Fevil.example")
+        reader.feed(
+            request.redirectURI.absoluteString + "?code=c&state=\(request.state)&iss=https%3A%2F%2Fevil.example")
         let error = await #expect(throws: AuthError.self) { try await authorize(session, request) }
         #expect(error?.code == .invalidState)
     }

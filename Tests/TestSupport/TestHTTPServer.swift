@@ -197,3 +197,17 @@ public final class TestHTTPServer: Sendable {
         }
     }
 }
+
+/// Whether a TCP port on 127.0.0.1 can be bound right now by a listener: `false` while something
+/// listens there. SO_REUSEADDR lets it pass connections in TIME_WAIT.
+public func canBind(port: Int) async -> Bool {
+    do {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: "127.0.0.1", port: port).get()
+        try await channel.close().get()
+        return true
+    } catch {
+        return false
+    }
+}

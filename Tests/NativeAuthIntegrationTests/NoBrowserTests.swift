@@ -1,0 +1,199 @@
+import Foundation
+import NativeAuth
+import Synchronization
+import TestSupport
+import Testing
+
+/// Runs the scripted browser on the device verification page.
+func scriptedDeviceApproval(_ url: URL, userCode: String? = nil, deny: Bool = false) async throws {
+    let process = Process()
+    process.executableURL = TestServer.root.appendingPathComponent(".venv/bin/python")
+    process.arguments =
+        [TestServer.root.appendingPathComponent("scripts/scripted-browser.py").path, "--device"]
+        + (deny ? ["--deny"] : []) + (userCode.map { ["--user-code", $0] } ?? []) + [url.absoluteString]
+    let exited = exitStatus(of: process)
+    try process.run()
+    let status = await exited.value
+    guard status == 0 else { throw AuthError(.authorizationFailed, "the scripted device approval failed ($status)") }
+}
+
+/// A device display that has the scripted browser approve (or deny) the code in the background,
+/// as a person on another device would, while the authenticator polls.
+final class ScriptedDeviceDisplay: DeviceCodeDisplay {
+    let deny: Bool
+    private let approval = Mutex<Task<Void, any Error>?>(nil)
+    private let shown = Mutex<DeviceAuthorization?>(nil)
+
+    init(deny: Bool = false) { self.deny = deny }
+
+    var authorization: DeviceAuthorization? { shown.withLock { $0 } }
+
+    func show(_ authorization: DeviceAuthorization) async {
+        shown.withLock { $0 = authorization }
+        let deny = deny
+        let url = authorization.verificationURIComplete ?? authorization.verificationURI
+        approval.withLock { $0 = Task { try await scriptedDeviceApproval(url, deny: deny) } }
+    }
+
+    /// Waits for the scripted browser and rethrows its failure.
+    func finished() async throws {
+        try await approval.withLock { $0 }?.value
+    }
+}
+
+/// Watches what a presenter prints and hands out the authorization URLs it printed.
+final class PrintedURLs: Sendable {
+    private let urls = Mutex<[URL]>([])
+    private let lines = Mutex<[String]>([])
+
+    var output: ConsoleOutput {
+        ConsoleOutput { line in
+            self.lines.withLock { $0.append(line) }
+            if line.hasPrefix("http"), line.contains("/authorize"), let url = URL(string: line) {
+                self.urls.withLock { $0.append(url) }
+            }
+        }
+    }
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    /// The first authorization URL printed, once it is.
+    func authorizationURL() async throws -> URL {
+        while true {
+            if let url = urls.withLock({ $0.first }) { return url }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+@Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
+struct NoBrowserSignInTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.load() }
+
+    private func authenticator(_ configuration: ProviderConfiguration, store: any TokenStore) throws -> Authenticator {
+        Authenticator(provider: try GenericOIDCProvider(configuration: configuration), store: store)
+    }
+
+    private var deviceConfiguration: ProviderConfiguration {
+        var configuration = server.configuration(clientID: server.deviceClientID)
+        configuration.endpoints.deviceAuthorization = server.deviceAuthorizationEndpoint
+        return configuration
+    }
+
+    @Test func theDeviceFlowApprovedAtTheDevicePageStoresTokensThatRefresh() async throws {
+        let store = MemoryTokenStore()
+        let auth = try authenticator(deviceConfiguration, store: store)
+        let display = ScriptedDeviceDisplay()
+        let tokens = try await auth.loginWithDevice(display: display)
+        try await display.finished()
+
+        #expect(!tokens.accessToken.isEmpty)
+        #expect(tokens.refreshToken != nil)
+        #expect(await store.load(auth.key) == tokens)
+        let shown = try #require(display.authorization)
+        #expect(shown.verificationURI.absoluteString == server.issuer.absoluteString + "/device/")
+        #expect(shown.verificationURIComplete?.absoluteString.contains(shown.userCode) == true)
+
+        // The server accepts the tokens, and they refresh like any others.
+        let userinfo = try await auth.userInfo()
+        #expect(!userinfo.subject.isEmpty)
+        let refreshed = try await auth.refresh()
+        #expect(refreshed.accessToken != tokens.accessToken)
+        #expect(await store.load(auth.key) == refreshed)
+    }
+
+    @Test func theDeviceFlowDeniedIsAccessDeniedAndStoresNothing() async throws {
+        let store = MemoryTokenStore()
+        let auth = try authenticator(deviceConfiguration, store: store)
+        let display = ScriptedDeviceDisplay(deny: true)
+        let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: display) }
+        try await display.finished()
+        #expect(error?.code == .authorizationFailed)
+        #expect(error?.oauthError == "access_denied")
+        #expect(await store.load(auth.key) == nil)
+    }
+
+    @Test func thePasteFlowTakesTheRedirectTheBrowserEndedOn() async throws {
+        let store = MemoryTokenStore()
+        let auth = try authenticator(server.configuration(), store: store)
+        let printed = PrintedURLs()
+        let reader = ScriptedLineReader()
+        let browser = Task {
+            let callback = try await scriptedCallback(for: try await printed.authorizationURL())
+            reader.feed("  \(callback.absoluteString)  ")
+        }
+        let presenter = ManualPastePresenter(configuration: .init(reader: reader, output: printed.output))
+        let tokens = try await auth.login(presenter: presenter)
+        try await browser.value
+        #expect(tokens.idToken != nil)
+        #expect(tokens.displayName == server.username)
+        #expect(await store.load(auth.key) == tokens)
+    }
+
+    @Test func aWrongPasteThenTheRightOne() async throws {
+        let auth = try authenticator(server.configuration(), store: MemoryTokenStore())
+        let printed = PrintedURLs()
+        let reader = ScriptedLineReader()
+        let browser = Task {
+            let callback = try await scriptedCallback(for: try await printed.authorizationURL())
+            // First the address of another sign-in (its state differs), then the right one.
+            var components = try #require(URLComponents(url: callback, resolvingAgainstBaseURL: false))
+            components.queryItems = components.queryItems?.map {
+                $0.name == "state" ? URLQueryItem(name: "state", value: "another-sign-in") : $0
+            }
+            reader.feed(try #require(components.url).absoluteString)
+            reader.feed(callback.absoluteString)
+        }
+        let presenter = ManualPastePresenter(configuration: .init(reader: reader, output: printed.output))
+        let tokens = try await auth.login(presenter: presenter)
+        try await browser.value
+        #expect(!tokens.accessToken.isEmpty)
+        #expect(printed.text.contains("belongs to another sign-in"))
+        #expect(reader.reads == 2)
+    }
+
+    @Test func theLoopbackSideWinsTheRace() async throws {
+        let auth = try authenticator(server.configuration(), store: MemoryTokenStore())
+        let printed = PrintedURLs()
+        let reader = ScriptedLineReader()
+        let browser = Task {
+            // A forwarded port: the browser's redirect reaches the listener.
+            try await TestServer.scriptedBrowser().open(try await printed.authorizationURL())
+        }
+        let presenter = LoopbackAndPastePresenter(
+            configuration: .init(timeout: .seconds(60), reader: reader, output: printed.output))
+        let tokens = try await auth.login(presenter: presenter)
+        try await browser.value
+        #expect(!tokens.accessToken.isEmpty)
+        #expect(reader.cancellations == 1, "the paste prompt was cancelled")
+        #expect(!reader.isWaiting)
+        let port = try #require(redirectPort(in: try await printed.authorizationURL()))
+        #expect(await canBind(port: port), "the listener is closed")
+    }
+
+    @Test func thePasteSideWinsTheRace() async throws {
+        let auth = try authenticator(server.configuration(), store: MemoryTokenStore())
+        let printed = PrintedURLs()
+        let reader = ScriptedLineReader()
+        let browser = Task {
+            // No forwarding: the browser cannot reach the listener; the person pastes the address.
+            let callback = try await scriptedCallback(for: try await printed.authorizationURL())
+            reader.feed(callback.absoluteString)
+        }
+        let presenter = LoopbackAndPastePresenter(
+            configuration: .init(timeout: .seconds(60), reader: reader, output: printed.output))
+        let tokens = try await auth.login(presenter: presenter)
+        try await browser.value
+        #expect(!tokens.accessToken.isEmpty)
+        let port = try #require(redirectPort(in: try await printed.authorizationURL()))
+        #expect(await canBind(port: port), "the listener is closed")
+    }
+
+    /// The loopback port named by the authorization URL's `redirect_uri`.
+    private func redirectPort(in authorizationURL: URL) -> Int? {
+        let query = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        return FormURLEncoding.decode(query).first(named: "redirect_uri").flatMap { URL(string: $0)?.port }
+    }
+}
