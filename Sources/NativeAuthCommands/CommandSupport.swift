@@ -2,6 +2,13 @@ internal import ArgumentParser
 internal import Foundation
 internal import Logging
 internal import NativeAuth
+internal import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Shared plumbing of the commands: building the authenticator, printing results and errors.
 enum CommandSupport {
@@ -50,6 +57,38 @@ enum CommandSupport {
         } catch {
             report(AuthError(.requestFailed, "unexpected failure (\(type(of: error)))"), tool: tool)
             throw ExitCode(1)
+        }
+    }
+
+    /// Runs `body` in a task that Ctrl-C (SIGINT) and SIGTERM cancel, for commands that wait on the
+    /// person: a waiting sign-in ends with `login_cancelled`, its listener and prompt are released,
+    /// and the error line says so. A second signal exits at once.
+    static func cancellingOnSignals<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await body() }
+        let signals = [SIGINT, SIGTERM]
+        let received = Mutex(0)
+        let sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let count = received.withLock { count in
+                    count += 1
+                    return count
+                }
+                if count > 1 { exit(128 + number) }
+                task.cancel()
+            }
+            source.resume()
+            return source
+        }
+        defer {
+            for source in sources { source.cancel() }
+            for number in signals { signal(number, SIG_DFL) }
+        }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
         }
     }
 

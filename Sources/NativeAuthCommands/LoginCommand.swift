@@ -62,11 +62,13 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
             let authenticator = try CommandSupport.makeAuthenticator(
                 Tool.self, options: connection, settings: settings)
-            let tokens: TokenSet
-            if device {
-                tokens = try await authenticator.loginWithDevice()
-            } else {
-                tokens = try await authenticator.login(presenter: presenter())
+            let presenter = device ? nil : try presenter()
+            let tokens = try await CommandSupport.cancellingOnSignals {
+                if let presenter {
+                    try await authenticator.login(presenter: presenter)
+                } else {
+                    try await authenticator.loginWithDevice()
+                }
             }
             CommandSupport.printLine("Signed in as \(tokens.displayName ?? tokens.subject ?? "an unnamed account")")
         }

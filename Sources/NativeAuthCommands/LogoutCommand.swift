@@ -31,7 +31,9 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 : LoopbackPresenter(
                     configuration: .init(port: port, callbackPath: "/logged-out", timeout: .seconds(max(1, timeout)))
                 )
-            let result = try await authenticator.logout(presenter: presenter)
+            let result = try await CommandSupport.cancellingOnSignals {
+                try await authenticator.logout(presenter: presenter)
+            }
             if let error = result.revocationError {
                 CommandSupport.report(error, tool: Tool.self)
             }

@@ -3,6 +3,10 @@ import NativeAuth
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A value shared between threads.
 final class Shared<Value: Sendable>: Sendable {
     private let storage: Mutex<Value>
@@ -20,6 +24,7 @@ final class RunningCommand: Sendable {
     private let stdout: Task<Data, Never>
     private let stderrDone: Task<Void, Never>
     private let errorText = Shared("")
+    private let pid: Int32
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
@@ -46,6 +51,7 @@ final class RunningCommand: Sendable {
             return -1
         }
         try process.run()
+        pid = process.processIdentifier
         stdout = Task { await offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() } }
         let text = errorText
         stderrDone = Task {
@@ -72,6 +78,11 @@ final class RunningCommand: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         throw AuthError(.timeout, "no such line on stderr; it says: \(stderr)")
+    }
+
+    /// Sends Ctrl-C.
+    func interrupt() {
+        kill(pid, SIGINT)
     }
 
     /// Types `text` on the command's stdin.
@@ -185,6 +196,34 @@ struct CLINoBrowserTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains("error: configuration_invalid: the provider's metadata names no device"))
         #expect(result.stderr.contains("hint: set it with --device-endpoint"))
+    }
+
+    @Test(arguments: [["--paste"], ["--no-browser"], ["--device"], []])
+    func ctrlCEndsAWaitingLoginWithLoginCancelled(way: [String]) async throws {
+        let directory = try TemporaryDirectory()
+        let device = way == ["--device"]
+        let extra = device ? way + ["--device-endpoint", server.deviceAuthorizationEndpoint.absoluteString] : way
+        // Without a flag the "browser" only leaves a mark that it was opened: the sign-in waits.
+        let opened = directory.path + "/opened"
+        let clientID = device ? server.deviceClientID : server.publicClientID
+        let command = try RunningCommand(
+            cli,
+            arguments(extra, store: directory.path + "/store", clientID: clientID),
+            environment: ["BROWSER": "/bin/sh -c 'touch \(opened)' %s"]
+        )
+        if device {
+            _ = try await command.line { $0.hasPrefix("Code: ") }
+        } else if way.isEmpty {
+            while !FileManager.default.fileExists(atPath: opened) { try await Task.sleep(for: .milliseconds(10)) }
+        } else {
+            _ = try await authorizationURL(command)
+        }
+        command.interrupt()
+        let result = await command.finish()
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("error: login_cancelled: sign-in was cancelled"), "\(result.stderr)")
+        let key = TokenKey(issuer: server.issuer.absoluteString, clientID: clientID)
+        #expect(try FileTokenStore(directory: directory.path + "/store").load(key) == nil)
     }
 
     @Test func theWaysInExcludeEachOther() async throws {
