@@ -80,6 +80,11 @@ final class RunningCommand: Sendable {
         throw AuthError(.timeout, "no such line on stderr; it says: \(stderr)")
     }
 
+    /// A command still running when the test ends (a failed expectation) is killed.
+    deinit {
+        if status.value == nil { kill(pid, SIGKILL) }
+    }
+
     /// Sends Ctrl-C.
     func interrupt() {
         kill(pid, SIGINT)

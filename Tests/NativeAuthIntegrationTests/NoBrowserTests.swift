@@ -35,10 +35,37 @@ final class ScriptedDeviceDisplay: DeviceCodeDisplay {
         approval.withLock { $0 = Task { try await scriptedDeviceApproval(url, deny: deny) } }
     }
 
-    /// Waits for the scripted browser and rethrows its failure.
+    /// Waits until the code was shown and the scripted browser is done; rethrows its failure.
     func finished() async throws {
-        try await approval.withLock { $0 }?.value
+        while true {
+            if let task = approval.withLock({ $0 }) { return try await task.value }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
+}
+
+/// Signs in with the device flow while the scripted browser approves or denies. When the scripted
+/// browser fails, or nothing is decided within 90 seconds, the sign-in is cancelled: the test fails
+/// instead of polling until the code expires.
+func deviceLogin(_ auth: Authenticator, deny: Bool = false) async throws -> (TokenSet, DeviceAuthorization?) {
+    let display = ScriptedDeviceDisplay(deny: deny)
+    let tokens = try await withThrowingTaskGroup(of: TokenSet?.self) { group in
+        group.addTask { try await auth.loginWithDevice(display: display) }
+        group.addTask {
+            try await display.finished()
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(90))
+            throw AuthError(.timeout, "the device sign-in did not finish within 90 seconds")
+        }
+        defer { group.cancelAll() }
+        while let result = try await group.next() {
+            if let result { return result }
+        }
+        throw AuthError(.loginCancelled, "no tokens")
+    }
+    return (tokens, display.authorization)
 }
 
 /// Watches what a presenter prints and hands out the authorization URLs it printed.
@@ -85,14 +112,12 @@ struct NoBrowserSignInTests {
     @Test func theDeviceFlowApprovedAtTheDevicePageStoresTokensThatRefresh() async throws {
         let store = MemoryTokenStore()
         let auth = try authenticator(deviceConfiguration, store: store)
-        let display = ScriptedDeviceDisplay()
-        let tokens = try await auth.loginWithDevice(display: display)
-        try await display.finished()
+        let (tokens, authorization) = try await deviceLogin(auth)
 
         #expect(!tokens.accessToken.isEmpty)
         #expect(tokens.refreshToken != nil)
         #expect(await store.load(auth.key) == tokens)
-        let shown = try #require(display.authorization)
+        let shown = try #require(authorization)
         #expect(shown.verificationURI.absoluteString == server.issuer.absoluteString + "/device/")
         #expect(shown.verificationURIComplete?.absoluteString.contains(shown.userCode) == true)
 
@@ -107,9 +132,7 @@ struct NoBrowserSignInTests {
     @Test func theDeviceFlowDeniedIsAccessDeniedAndStoresNothing() async throws {
         let store = MemoryTokenStore()
         let auth = try authenticator(deviceConfiguration, store: store)
-        let display = ScriptedDeviceDisplay(deny: true)
-        let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: display) }
-        try await display.finished()
+        let error = await #expect(throws: AuthError.self) { try await deviceLogin(auth, deny: true) }
         #expect(error?.code == .authorizationFailed)
         #expect(error?.oauthError == "access_denied")
         #expect(await store.load(auth.key) == nil)
