@@ -19,7 +19,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "oauth2_provider",
-    "dotserver",
+    "dotserver.apps.DotServerConfig",
 ]
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -43,7 +43,8 @@ TEMPLATES = [
         },
     }
 ]
-# Tests sign in concurrently: wait for locks, take write locks up front, and let readers read during writes.
+# Tests sign in concurrently: wait for locks and take write locks up front. WAL mode (readers read during
+# writes) is set once, by dotserver.apps, which also keeps a connection open (see there why).
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
@@ -51,7 +52,6 @@ DATABASES = {
         "OPTIONS": {
             "timeout": 30,
             "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL;",
         },
     }
 }
