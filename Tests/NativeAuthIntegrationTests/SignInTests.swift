@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import LenientJSON
 import NativeAuth
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -145,6 +146,28 @@ struct SignInTests {
         let error = await #expect(throws: AuthError.self) { try await auth.metadata() }
         #expect(error?.code == .configurationInvalid)
         #expect(error?.message.contains("must be equal exactly") == true)
+    }
+
+    @Test func theRealServersRS256IDTokenIsValidatedAgainstItsJWKS() async throws {
+        // The server's own JWKS: the sign-in validates (RS256, iss, aud, nonce, at_hash, exp, iat).
+        let tokens = try await authenticator(server.configuration(), store: MemoryTokenStore())
+            .login(presenter: presenter(TestServer.scriptedBrowser()))
+        let header = try #require(tokens.idToken?.split(separator: ".").first)
+        #expect(String(decoding: Data(base64Encoded: String(header) + "==") ?? Data(), as: UTF8.self).contains("RS256"))
+
+        // Another JWKS (without the server's key): the same real token is refused and nothing stored.
+        let empty = try await TestHTTPServer.start { _ in .json(#"{"keys": []}"#) }
+        var configuration = server.configuration()
+        configuration.endpoints.jwks = empty.url("/jwks")
+        let store = MemoryTokenStore()
+        let auth = try authenticator(configuration, store: store)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.login(presenter: presenter(TestServer.scriptedBrowser()))
+        }
+        await empty.stop()
+        #expect(error?.code == .idTokenInvalid)
+        #expect(error?.message.contains("in the JWKS") == true, "\(error?.message ?? "")")
+        #expect(await store.load(auth.key) == nil)
     }
 
     @Test func discoveryFallsBackToRFC8414OnTheRealServer() async throws {

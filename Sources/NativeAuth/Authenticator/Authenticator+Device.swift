@@ -63,6 +63,7 @@ extension Authenticator {
         )
         await display.show(authorization)
         let tokens = try await pollForDeviceTokens(authorization, metadata: metadata, scopes: scopes, sleep: sleep)
+        try await validateIDToken(of: tokens, metadata: metadata, nonce: nil, maxAge: nil)
         try await mapStoreErrors { try await store.save(tokens, for: key) }
         cached = tokens
         logger.info("signed in with a device code", metadata: ["subject": "\(tokens.subject ?? "unknown")"])

@@ -112,7 +112,21 @@ extension Authenticator {
             form: [FormField("grant_type", "refresh_token"), FormField("refresh_token", refreshToken)]
         )
         provider.prepareTokenRequest(&request, metadata: metadata)
-        let tokens = try await sendTokenRequest(request, requestedScopes: current.scopes, previous: current)
+        var tokens = try await sendTokenRequest(request, requestedScopes: current.scopes, previous: current)
+        // A new ID token is validated without a nonce (OIDC Core §12.2). A bad one is not stored:
+        // the new access and refresh tokens are (the old refresh token may be spent), with the
+        // previous ID token, and the failure is reported.
+        lastRefreshIDTokenError = nil
+        if tokens.idToken != nil, tokens.idToken != current.idToken {
+            do {
+                try await validateIDToken(of: tokens, metadata: metadata, nonce: nil, maxAge: nil)
+            } catch let error as AuthError {
+                lastRefreshIDTokenError = error
+                tokens.idToken = current.idToken
+                tokens.subject = current.subject
+                tokens.displayName = current.displayName
+            }
+        }
         try await mapStoreErrors { try await store.save(tokens, for: key) }
         cached = tokens
         logger.debug("tokens refreshed")

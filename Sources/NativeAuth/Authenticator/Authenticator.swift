@@ -32,6 +32,11 @@ public actor Authenticator {
     var metadataTask: Task<ProviderMetadata, any Error>?
     var refreshTask: Task<TokenSet, any Error>?
     var cached: TokenSet?
+    var jwksCache: JWKSCache?
+
+    /// Why the ID token of the last refresh was refused, if it was; the tokens were stored with
+    /// the previous ID token (see ``refresh()``). `nil` after a refresh whose ID token was valid.
+    public internal(set) var lastRefreshIDTokenError: AuthError?
 
     /// How long a refresh waits for another process's refresh of the same tokens.
     public nonisolated let lockTimeout: Duration
@@ -97,14 +102,15 @@ public actor Authenticator {
         let metadata = try await metadata()
         let scopes = scopes ?? provider.configuration.scopes
         let session = try await presenter.beginSession()
+        let extraParameters = provider.authorizationParameters(
+            for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
+        )
         let request = AuthorizationRequest(
             metadata: metadata,
             clientID: provider.configuration.clientID,
             redirectURI: session.redirectURI,
             scopes: scopes,
-            extraParameters: provider.authorizationParameters(
-                for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
-            )
+            extraParameters: extraParameters
         )
         logger.debug("authorization request ready", metadata: ["redirect_uri": "\(session.redirectURI.absoluteString)"])
         let response: AuthorizationResponse
@@ -129,6 +135,12 @@ public actor Authenticator {
         )
         provider.prepareTokenRequest(&tokenRequest, metadata: metadata)
         let tokens = try await sendTokenRequest(tokenRequest, requestedScopes: scopes, previous: nil)
+        try await validateIDToken(
+            of: tokens,
+            metadata: metadata,
+            nonce: request.nonce,
+            maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) }
+        )
         try await mapStoreErrors { try await store.save(tokens, for: key) }
         cached = tokens
         logger.info("signed in", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
@@ -140,6 +152,40 @@ public actor Authenticator {
         if let cached { return cached }
         cached = try await mapStoreErrors { try await store.load(key) }
         return cached
+    }
+
+    /// Validates the ID token of `tokens`, when there is one (see ``IDTokenValidationOptions``).
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/idTokenInvalid``) naming the check that failed.
+    func validateIDToken(of tokens: TokenSet, metadata: ProviderMetadata, nonce: String?, maxAge: Int?)
+        async throws
+    {
+        guard let idToken = tokens.idToken else { return }
+        var cache: JWKSCache?
+        if let jwksURI = metadata.jwksURI {
+            if jwksCache?.url != jwksURI {
+                jwksCache = JWKSCache(url: jwksURI, transport: transport, errorMapper: provider.errorMapper)
+            }
+            cache = jwksCache
+        }
+        let configuration = provider.configuration
+        let expectations = IDTokenExpectations(
+            issuer: metadata.issuer ?? configuration.issuer?.absoluteString ?? provider.tokenIssuer,
+            clientID: configuration.clientID,
+            nonce: nonce,
+            accessToken: tokens.accessToken,
+            maxAge: maxAge,
+            isPublicClient: (configuration.clientSecret ?? "").isEmpty,
+            advertisedAlgorithms: metadata.idTokenSigningAlgValuesSupported
+        )
+        let validator = IDTokenValidator(
+            options: provider.idTokenValidation, jwks: cache, now: now(), logger: logger)
+        do {
+            _ = try await validator.validate(idToken, expecting: expectations)
+        } catch {
+            logger.warning("ID token refused", metadata: ["reason": "\(error.message)"])
+            throw error
+        }
     }
 
     /// Sends a token request and decodes the answer with the provider's decoder.

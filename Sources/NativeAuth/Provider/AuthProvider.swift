@@ -75,6 +75,10 @@ public protocol AuthProvider: Sendable {
     /// The provider's error dialect; the standard mapper handles whatever it returns `nil` for.
     var errorMapper: any ErrorMapper { get }
 
+    /// How ID tokens are validated. Default: every check, with a 60-second leeway. Turn a check off
+    /// only for a server that cannot comply, and say why (see ``IDTokenValidationOptions``).
+    var idTokenValidation: IDTokenValidationOptions { get }
+
     /// Where API paths are resolved (`api PATH`). Default: the issuer.
     var apiBaseURL: URL? { get }
 
@@ -141,6 +145,8 @@ extension AuthProvider {
     }
 
     public var errorMapper: any ErrorMapper { StandardErrorMapper() }
+
+    public var idTokenValidation: IDTokenValidationOptions { IDTokenValidationOptions() }
 
     public var apiBaseURL: URL? { configuration.issuer }
 

@@ -1,0 +1,82 @@
+public import Foundation
+
+/// How a provider's ID tokens are validated: the leeway for clock skew, and opt-outs for servers
+/// that cannot comply.
+///
+/// Every check is on by default. Each opt-out is named for what it gives up, is documented here,
+/// and is logged at warning level each time it is used; use one only for a server that cannot be
+/// fixed, and say why in the provider module.
+public struct IDTokenValidationOptions: Sendable, Equatable {
+    /// The clock skew tolerated for `exp`, `iat` and `auth_time`. Default 60 seconds.
+    public var leeway: TimeInterval
+
+    /// Accepts ID tokens whose signature is not checked. **Insecure**: anyone who can hand the
+    /// client a token can claim any identity. Only for servers whose JWKS is unreachable.
+    public var insecureSkipSignatureCheck: Bool
+
+    /// Accepts an `iss` that differs from the configured issuer (some multi-tenant servers put a
+    /// tenant-specific issuer in the token). The signature and audience are still checked.
+    public var allowIssuerMismatch: Bool
+
+    /// Accepts extra audiences without an `azp` equal to the client id.
+    public var allowUntrustedAudiences: Bool
+
+    /// Creates options; every check is on unless turned off here.
+    public init(
+        leeway: TimeInterval = 60,
+        insecureSkipSignatureCheck: Bool = false,
+        allowIssuerMismatch: Bool = false,
+        allowUntrustedAudiences: Bool = false
+    ) {
+        self.leeway = leeway
+        self.insecureSkipSignatureCheck = insecureSkipSignatureCheck
+        self.allowIssuerMismatch = allowIssuerMismatch
+        self.allowUntrustedAudiences = allowUntrustedAudiences
+    }
+
+    /// The names of the opt-outs in use, for the warning logged with each validation.
+    var optOuts: [String] {
+        var names: [String] = []
+        if insecureSkipSignatureCheck { names.append("insecureSkipSignatureCheck") }
+        if allowIssuerMismatch { names.append("allowIssuerMismatch") }
+        if allowUntrustedAudiences { names.append("allowUntrustedAudiences") }
+        return names
+    }
+}
+
+/// What the ID token is checked against.
+public struct IDTokenExpectations: Sendable {
+    /// The issuer `iss` must equal.
+    public var issuer: String
+    /// The client id `aud` must contain.
+    public var clientID: String
+    /// The `nonce` sent with the authorization request; `nil` at refresh and for the device flow.
+    public var nonce: String?
+    /// The access token issued with the ID token, for `at_hash`.
+    public var accessToken: String?
+    /// The `max_age` sent with the authorization request, in seconds, if any.
+    public var maxAge: Int?
+    /// Whether the client has a secret (HS* tokens are refused for public clients).
+    public var isPublicClient: Bool
+    /// The metadata's `id_token_signing_alg_values_supported`, when stated.
+    public var advertisedAlgorithms: [String]?
+
+    /// Creates expectations.
+    public init(
+        issuer: String,
+        clientID: String,
+        nonce: String?,
+        accessToken: String?,
+        maxAge: Int? = nil,
+        isPublicClient: Bool,
+        advertisedAlgorithms: [String]?
+    ) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.nonce = nonce
+        self.accessToken = accessToken
+        self.maxAge = maxAge
+        self.isPublicClient = isPublicClient
+        self.advertisedAlgorithms = advertisedAlgorithms
+    }
+}

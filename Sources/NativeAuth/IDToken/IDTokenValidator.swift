@@ -1,0 +1,260 @@
+internal import Crypto
+internal import Foundation
+internal import JWTKit
+internal import LenientJSON
+internal import Logging
+
+/// Checks an ID token (OpenID Connect Core §3.1.3.7): the signature against the provider's JWKS,
+/// then `iss`, `aud`/`azp`, `exp`, `iat`, `nonce`, `at_hash` and `auth_time`.
+///
+/// Every failure is ``AuthError/Code/idTokenInvalid`` with a message naming the check and the
+/// values compared (never a token, nonce or hash).
+struct IDTokenValidator {
+    static let supportedAlgorithms = ["RS256", "ES256", "EdDSA"]
+
+    let options: IDTokenValidationOptions
+    let jwks: JWKSCache?
+    let now: Date
+    let logger: Logger
+
+    /// Validates `token` and returns its claims.
+    func validate(_ token: String, expecting expected: IDTokenExpectations) async throws(AuthError) -> JSONObject {
+        if !options.optOuts.isEmpty {
+            logger.warning(
+                "ID token validation runs with opt-outs",
+                metadata: ["opt_outs": "\(options.optOuts.joined(separator: ","))"]
+            )
+        }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+            let payloadBytes = Base64URL.decode(parts[1]),
+            let header = try? JSONValue.parse(headerBytes).objectValue,
+            let claims = try? JSONValue.parse(payloadBytes).objectValue
+        else {
+            throw invalid("it is not a signed JWT (three base64url parts with a JSON header and payload)")
+        }
+        guard let algorithm = try? header.string("alg") else { throw invalid("its header has no \"alg\"") }
+        let keyID = try? header.string("kid")
+
+        if options.insecureSkipSignatureCheck {
+            logger.warning("the ID token's signature is NOT checked (insecureSkipSignatureCheck)")
+        } else {
+            try checkAlgorithm(algorithm, expected: expected)
+            try await verifySignature(token, algorithm: algorithm, keyID: keyID)
+        }
+        try checkClaims(claims, algorithm: algorithm, expected: expected)
+        return claims
+    }
+
+    // MARK: - Signature
+
+    private func checkAlgorithm(_ algorithm: String, expected: IDTokenExpectations) throws(AuthError) {
+        if algorithm.lowercased() == "none" {
+            throw invalid("alg is \"none\" (an unsigned token), which is never accepted")
+        }
+        if algorithm.uppercased().hasPrefix("HS") {
+            throw invalid(
+                expected.isPublicClient
+                    ? "alg is \(algorithm), a shared-secret signature, which a public client has no secret to check"
+                        + " (anyone could sign it with the public client id)"
+                    : "alg is \(algorithm); NativeAuth accepts only \(Self.supportedAlgorithms.joined(separator: ", "))"
+            )
+        }
+        guard Self.supportedAlgorithms.contains(algorithm) else {
+            throw invalid(
+                "alg \(algorithm) is not supported; NativeAuth accepts \(Self.supportedAlgorithms.joined(separator: ", "))"
+            )
+        }
+        if let advertised = expected.advertisedAlgorithms, !advertised.contains(algorithm) {
+            throw invalid(
+                "alg \(algorithm) is not among the provider's id_token_signing_alg_values_supported"
+                    + " [\(advertised.joined(separator: ", "))]"
+            )
+        }
+    }
+
+    private func verifySignature(_ token: String, algorithm: String, keyID: String?) async throws(AuthError) {
+        guard let jwks else {
+            throw invalid("the provider's metadata has no jwks_uri, so the signature cannot be checked")
+        }
+        var key: JWK
+        do {
+            key = try await selectKey(jwks, algorithm: algorithm, keyID: keyID)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw invalid("its signing keys could not be loaded", underlying: error)
+        }
+        key.algorithm = JWK.Algorithm(rawValue: algorithm)
+        key.keyIdentifier = JWKIdentifier(string: keyID ?? "nativeauth-only-key")
+        do {
+            let collection = JWTKeyCollection()
+            try await collection.add(jwk: key)
+            _ = try await collection.verify(token, as: SignatureOnly.self)
+        } catch {
+            throw invalid(
+                "the signature does not verify with the JWKS key \(keyID.map { "kid \"\($0)\"" } ?? "without kid")"
+                    + " (\(algorithm))",
+                underlying: error
+            )
+        }
+    }
+
+    /// The key named by `kid` (refetching the JWKS once when it is unknown), or the only key of the
+    /// algorithm's type when the token has no `kid`.
+    private func selectKey(_ jwks: JWKSCache, algorithm: String, keyID: String?) async throws -> JWK {
+        var (keys, generation) = try await jwks.keys()
+        if let keyID {
+            if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) { return key }
+            logger.debug("unknown kid: fetching the JWKS again", metadata: ["kid": "\(keyID)"])
+            (keys, generation) = try await jwks.refetch(after: generation)
+            if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) { return key }
+            throw invalid(
+                "no key with kid \"\(keyID)\" in the JWKS at \(Redaction.scrubURL(jwks.url.absoluteString)),"
+                    + " even after fetching it again"
+            )
+        }
+        let candidates = keys.filter { Self.fits($0, algorithm: algorithm) }
+        switch candidates.count {
+        case 1:
+            return candidates[0]
+        case 0:
+            throw invalid("it has no kid, and the JWKS has no key for \(algorithm)")
+        default:
+            throw invalid(
+                "it has no kid, and the JWKS has \(candidates.count) keys for \(algorithm): the signing key is ambiguous"
+            )
+        }
+    }
+
+    private static func fits(_ key: JWK, algorithm: String) -> Bool {
+        if let declared = key.algorithm?.rawValue, declared != algorithm { return false }
+        switch algorithm {
+        case "RS256": return key.keyType == .rsa
+        case "ES256": return key.keyType == .ecdsa && key.curve?.rawValue == "P-256"
+        case "EdDSA": return key.keyType == .octetKeyPair && key.curve?.rawValue == "Ed25519"
+        default: return false
+        }
+    }
+
+    // MARK: - Claims
+
+    private func checkClaims(
+        _ claims: JSONObject,
+        algorithm: String,
+        expected: IDTokenExpectations
+    ) throws(AuthError) {
+        let issuer = try? claims.string("iss")
+        if issuer != expected.issuer {
+            if options.allowIssuerMismatch {
+                logger.warning(
+                    "ID token iss differs from the issuer (allowIssuerMismatch)",
+                    metadata: ["iss": "\(issuer ?? "none")", "issuer": "\(expected.issuer)"])
+            } else {
+                throw invalid("iss \"\(issuer ?? "(missing)")\" is not the issuer \"\(expected.issuer)\"")
+            }
+        }
+
+        let audiences: [String]
+        if let single = try? claims.string("aud") {
+            audiences = [single]
+        } else if let list = try? claims.stringList("aud") {
+            audiences = list
+        } else {
+            throw invalid("aud is missing")
+        }
+        let listed = "[" + audiences.joined(separator: ", ") + "]"
+        guard audiences.contains(expected.clientID) else {
+            throw invalid("aud \(listed) does not contain the client id \"\(expected.clientID)\"")
+        }
+        let authorizedParty = try? claims.string("azp")
+        if let authorizedParty, authorizedParty != expected.clientID {
+            throw invalid("azp \"\(authorizedParty)\" is not the client id \"\(expected.clientID)\"")
+        }
+        if audiences.count > 1, authorizedParty != expected.clientID {
+            if options.allowUntrustedAudiences {
+                logger.warning("ID token has extra audiences without azp (allowUntrustedAudiences)")
+            } else {
+                throw invalid(
+                    "aud \(listed) names other audiences besides the client id \"\(expected.clientID)\", and azp"
+                        + " does not name the client id"
+                )
+            }
+        }
+
+        let leeway = options.leeway
+        guard let expiry = try? claims.integer("exp") else { throw invalid("exp is missing") }
+        let expiresAt = Date(timeIntervalSince1970: TimeInterval(expiry))
+        if now.timeIntervalSince(expiresAt) > leeway {
+            throw invalid(
+                "exp \(Self.format(expiresAt)) is in the past (now \(Self.format(now)), leeway \(Int(leeway)) s)")
+        }
+        guard let issuedAtValue = try? claims.integer("iat") else { throw invalid("iat is missing") }
+        let issuedAt = Date(timeIntervalSince1970: TimeInterval(issuedAtValue))
+        if issuedAt.timeIntervalSince(now) > leeway {
+            throw invalid(
+                "iat \(Self.format(issuedAt)) is in the future (now \(Self.format(now)), leeway \(Int(leeway)) s)")
+        }
+
+        if let nonce = expected.nonce {
+            guard let received = try? claims.string("nonce") else {
+                throw invalid("nonce is missing, but one was sent with the authorization request")
+            }
+            guard ConstantTime.equals(received, nonce) else {
+                throw invalid("nonce does not match the one sent with the authorization request")
+            }
+        }
+
+        if let atHash = try? claims.string("at_hash"), let accessToken = expected.accessToken {
+            guard let computed = Self.leftHalfHash(accessToken, algorithm: algorithm) else {
+                throw invalid("at_hash cannot be computed for alg \(algorithm)")
+            }
+            guard ConstantTime.equals(atHash, computed) else {
+                throw invalid("at_hash does not match the access token issued with it")
+            }
+        }
+
+        if let maxAge = expected.maxAge {
+            guard let authTime = try? claims.integer("auth_time") else {
+                throw invalid("auth_time is missing, but max_age \(maxAge) was requested")
+            }
+            let authenticatedAt = Date(timeIntervalSince1970: TimeInterval(authTime))
+            if now.timeIntervalSince(authenticatedAt) > TimeInterval(maxAge) + leeway {
+                throw invalid(
+                    "auth_time \(Self.format(authenticatedAt)) is more than max_age \(maxAge) s ago"
+                        + " (now \(Self.format(now)))"
+                )
+            }
+        }
+    }
+
+    /// `at_hash`: the left half of the hash of the access token, base64url (OIDC Core §3.1.3.6).
+    /// RS256 and ES256 hash with SHA-256; EdDSA over Ed25519 with SHA-512.
+    static func leftHalfHash(_ value: String, algorithm: String) -> String? {
+        let digest: [UInt8]
+        switch algorithm {
+        case "RS256", "ES256", "HS256": digest = Array(SHA256.hash(data: Data(value.utf8)))
+        case "EdDSA": digest = Array(SHA512.hash(data: Data(value.utf8)))
+        default: return nil
+        }
+        return Base64URL.encode(digest.prefix(digest.count / 2))
+    }
+
+    private static func format(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    private func invalid(_ reason: String, underlying: (any Error)? = nil) -> AuthError {
+        AuthError(
+            .idTokenInvalid,
+            "the ID token is invalid: \(reason)",
+            hint: "sign in again; if this persists, the provider's configuration or the client id is wrong",
+            underlying: underlying
+        )
+    }
+}
+
+/// A payload type that lets jwt-kit check only the signature: the claims are checked separately.
+private struct SignatureOnly: JWTPayload {
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
