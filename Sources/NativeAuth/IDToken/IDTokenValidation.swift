@@ -45,24 +45,24 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
 }
 
 /// What the ID token is checked against.
-public struct IDTokenExpectations: Sendable {
+struct IDTokenExpectations: Sendable {
     /// The issuer `iss` must equal.
-    public var issuer: String
+    var issuer: String
     /// The client id `aud` must contain.
-    public var clientID: String
+    var clientID: String
     /// The `nonce` sent with the authorization request; `nil` at refresh and for the device flow.
-    public var nonce: String?
+    var nonce: String?
     /// The access token issued with the ID token, for `at_hash`.
-    public var accessToken: String?
+    var accessToken: String?
     /// The `max_age` sent with the authorization request, in seconds, if any.
-    public var maxAge: Int?
+    var maxAge: Int?
     /// Whether the client has a secret (HS* tokens are refused for public clients).
-    public var isPublicClient: Bool
+    var isPublicClient: Bool
     /// The metadata's `id_token_signing_alg_values_supported`, when stated.
-    public var advertisedAlgorithms: [String]?
+    var advertisedAlgorithms: [String]?
 
     /// Creates expectations.
-    public init(
+    init(
         issuer: String,
         clientID: String,
         nonce: String?,
