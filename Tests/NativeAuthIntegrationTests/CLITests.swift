@@ -27,27 +27,7 @@ func cliPath(_ name: String) -> String {
 /// Runs a command with exactly `environment` (plus PATH and HOME) and no standard input.
 func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult
 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
-    base.merge(environment) { $1 }
-    process.environment = base
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    let exited = exitStatus(of: process)
-    try process.run()
-    async let out = offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() }
-    async let err = offCooperativePool { errors.fileHandleForReading.readDataToEndOfFile() }
-    let (stdout, stderr) = await (out, err)
-    return CommandResult(
-        status: await exited.value,
-        stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self)
-    )
+    try await RunningCommand(executable, arguments, environment: environment).finish(closeInput: true)
 }
 
 @Suite struct CLIWithoutServerTests {

@@ -48,31 +48,14 @@ public struct DeviceAuthorization: Sendable {
         body: Data,
         errorMapper: any ErrorMapper
     ) throws(AuthError) -> DeviceAuthorization {
-        func failure(_ underlying: (any Error)? = nil) -> AuthError {
-            errorMapper.mapWithFallback(
-                AuthFailure(operation: .deviceAuthorization, response: response, body: body, underlying: underlying)
-            )
-        }
-        guard (200..<300).contains(response.status.code) else { throw failure() }
-        let object: JSONObject
-        do {
-            guard let parsed = try JSONValue.parse(body).objectValue else {
-                throw failure(JSONFieldError(key: "device_code", problem: .missing))
-            }
-            object = parsed
-        } catch let error as JSONParseError {
-            throw failure(error)
-        } catch {
-            throw error as? AuthError ?? failure(error)
-        }
-        if OAuthErrorResponse(json: object) != nil { throw failure() }
-        do {
-            return try decode(object)
-        } catch let error as JSONFieldError {
-            throw failure(error)
-        } catch {
-            throw error as? AuthError ?? failure(error)
-        }
+        try TokenResponseDecoder.decodeSuccessfulJSON(
+            response,
+            body: body,
+            operation: .deviceAuthorization,
+            requiredKey: "device_code",
+            errorMapper: errorMapper,
+            build: decode
+        )
     }
 
     /// Builds a response from its members (JSON, or form fields turned into an object).

@@ -32,16 +32,36 @@ public enum TokenResponseDecoder {
         context: Context,
         errorMapper: any ErrorMapper
     ) throws(AuthError) -> TokenSet {
+        try decodeSuccessfulJSON(
+            response,
+            body: body,
+            operation: context.operation,
+            requiredKey: "access_token",
+            errorMapper: errorMapper
+        ) { object in try decode(object, context: context) }
+    }
+
+    /// The shared path of the JSON answers of the token and device endpoints: an HTTP error, a body
+    /// that is not a JSON object, an `error` member (also with HTTP 200) or a failure of `build`
+    /// goes through `errorMapper`.
+    static func decodeSuccessfulJSON<T>(
+        _ response: HTTPResponse,
+        body: Data,
+        operation: AuthOperation,
+        requiredKey: String,
+        errorMapper: any ErrorMapper,
+        build: (JSONObject) throws -> T
+    ) throws(AuthError) -> T {
         func failure(_ underlying: (any Error)? = nil) -> AuthError {
             errorMapper.mapWithFallback(
-                AuthFailure(operation: context.operation, response: response, body: body, underlying: underlying)
+                AuthFailure(operation: operation, response: response, body: body, underlying: underlying)
             )
         }
         guard (200..<300).contains(response.status.code) else { throw failure() }
         let object: JSONObject
         do {
             guard let parsed = try JSONValue.parse(body).objectValue else {
-                throw failure(JSONFieldError(key: "access_token", problem: .missing))
+                throw failure(JSONFieldError(key: requiredKey, problem: .missing))
             }
             object = parsed
         } catch let error as JSONParseError {
@@ -51,7 +71,9 @@ public enum TokenResponseDecoder {
         }
         if OAuthErrorResponse(json: object) != nil { throw failure() }
         do {
-            return try decode(object, context: context)
+            return try build(object)
+        } catch let error as AuthError {
+            throw error
         } catch {
             throw failure(error)
         }
