@@ -330,6 +330,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
             ("wrong nonce", ["nonce": .string("not-the-nonce")], "nonce does not match"),
             ("wrong at_hash", ["at_hash": .string("AAAAAAAAAAAAAAAAAAAAAA")], "at_hash does not match"),
             ("wrong iss", ["iss": .string("https://evil.example")], #"iss "https://evil.example" is not the issuer"#),
+            ("no sub", ["sub": .string("")], "sub is missing"),
         ] as [(String, [String: Claim], String)])
     func aBadClaimIsRefusedWithItsReason(name: String, changes: [String: Claim], reason: String) async throws {
         let server = try await SigningServer.start()
@@ -413,6 +414,15 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         let reported = await auth.lastRefreshIDTokenError
         #expect(reported?.code == .idTokenInvalid)
         #expect(reported?.message.contains("does not contain the client id") == true)
+
+        // One for another subject is refused the same way.
+        server.issue { _ in
+            (try? await sign(server.claims(nonce: nil, ["sub": .string("user-2")]), es256: key, kid: "k1")) ?? ""
+        }
+        #expect(try await auth.refresh().idToken == first.idToken)
+        #expect(
+            await auth.lastRefreshIDTokenError?.message.contains(#"sub "user-2" is not the signed-in subject "user-1""#)
+                == true)
 
         // A valid one replaces it, and clears the report.
         server.issue { _ in

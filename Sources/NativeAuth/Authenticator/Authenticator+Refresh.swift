@@ -113,13 +113,15 @@ extension Authenticator {
         )
         provider.prepareTokenRequest(&request, metadata: metadata)
         var tokens = try await sendTokenRequest(request, requestedScopes: current.scopes, previous: current)
-        // A new ID token is validated without a nonce (OIDC Core §12.2). A bad one is not stored:
+        // A new ID token is validated without a nonce, and must name the same subject (OIDC Core
+        // §12.2). A bad one is not stored:
         // the new access and refresh tokens are (the old refresh token may be spent), with the
         // previous ID token, and the failure is reported.
         lastRefreshIDTokenError = nil
         if tokens.idToken != nil, tokens.idToken != current.idToken {
             do {
-                try await validateIDToken(of: tokens, metadata: metadata, nonce: nil, maxAge: nil)
+                try await validateIDToken(
+                    of: tokens, metadata: metadata, nonce: nil, maxAge: nil, previousSubject: current.subject)
             } catch let error as AuthError {
                 lastRefreshIDTokenError = error
                 tokens.idToken = current.idToken

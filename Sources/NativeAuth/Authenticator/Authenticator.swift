@@ -157,9 +157,13 @@ public actor Authenticator {
     /// Validates the ID token of `tokens`, when there is one (see ``IDTokenValidationOptions``).
     ///
     /// - Throws: ``AuthError`` (``AuthError/Code/idTokenInvalid``) naming the check that failed.
-    func validateIDToken(of tokens: TokenSet, metadata: ProviderMetadata, nonce: String?, maxAge: Int?)
-        async throws
-    {
+    func validateIDToken(
+        of tokens: TokenSet,
+        metadata: ProviderMetadata,
+        nonce: String?,
+        maxAge: Int?,
+        previousSubject: String? = nil
+    ) async throws {
         guard let idToken = tokens.idToken else { return }
         var cache: JWKSCache?
         if let jwksURI = metadata.jwksURI {
@@ -175,6 +179,7 @@ public actor Authenticator {
             nonce: nonce,
             accessToken: tokens.accessToken,
             maxAge: maxAge,
+            previousSubject: previousSubject,
             isPublicClient: (configuration.clientSecret ?? "").isEmpty,
             advertisedAlgorithms: metadata.idTokenSigningAlgValuesSupported
         )

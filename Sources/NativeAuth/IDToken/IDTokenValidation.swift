@@ -56,6 +56,8 @@ struct IDTokenExpectations: Sendable {
     var accessToken: String?
     /// The `max_age` sent with the authorization request, in seconds, if any.
     var maxAge: Int?
+    /// At refresh: the `sub` of the ID token being replaced, which the new one must repeat.
+    var previousSubject: String?
     /// Whether the client has a secret (HS* tokens are refused for public clients).
     var isPublicClient: Bool
     /// The metadata's `id_token_signing_alg_values_supported`, when stated.
@@ -68,6 +70,7 @@ struct IDTokenExpectations: Sendable {
         nonce: String?,
         accessToken: String?,
         maxAge: Int? = nil,
+        previousSubject: String? = nil,
         isPublicClient: Bool,
         advertisedAlgorithms: [String]?
     ) {
@@ -76,6 +79,7 @@ struct IDTokenExpectations: Sendable {
         self.nonce = nonce
         self.accessToken = accessToken
         self.maxAge = maxAge
+        self.previousSubject = previousSubject
         self.isPublicClient = isPublicClient
         self.advertisedAlgorithms = advertisedAlgorithms
     }

@@ -155,6 +155,11 @@ struct IDTokenValidator {
             }
         }
 
+        guard let subject = try? claims.string("sub"), !subject.isEmpty else { throw invalid("sub is missing") }
+        if let previous = expected.previousSubject, subject != previous {
+            throw invalid("sub \"\(subject)\" is not the signed-in subject \"\(previous)\" (OIDC Core 12.2)")
+        }
+
         let audiences: [String]
         if let single = try? claims.string("aud") {
             audiences = [single]
