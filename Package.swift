@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LenientJSON", targets: ["LenientJSON"]),
         .library(name: "NativeAuth", targets: ["NativeAuth"]),
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
+        .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -38,6 +39,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Provider modules: each an app may link on its own.
+        .target(
+            name: "NativeAuthGitHub",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(
@@ -72,6 +82,16 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
+        .testTarget(
+            name: "NativeAuthGitHubTests",
+            dependencies: [
+                "NativeAuthGitHub",
+                "NativeAuth",
+                "TestSupport",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .testTarget(
             name: "NativeAuthTests",
             dependencies: [

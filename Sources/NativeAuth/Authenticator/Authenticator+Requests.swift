@@ -16,25 +16,12 @@ extension Authenticator {
         let (response, data) = try await sendAuthorized(request, body: body, token: token)
         if response.status.code == 401 {
             if let current = try await currentTokens(), current.accessToken == token {
+                // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with.
+                guard current.refreshToken != nil else { throw refusedToken(response, data) }
                 _ = try await refresh(replacing: current, minimumValidity: nil)
             }
             let retried = try await sendAuthorized(request, body: body, token: try await accessToken())
-            if retried.0.status.code == 401 {
-                var error = provider.errorMapper.mapWithFallback(
-                    AuthFailure(operation: .apiRequest, response: retried.0, body: retried.1)
-                )
-                if error.code != .invalidToken {
-                    error = AuthError(
-                        .invalidToken,
-                        "the server refused the access token even after a refresh",
-                        hint: "sign in again",
-                        operation: .apiRequest,
-                        status: 401,
-                        oauthError: error.oauthError
-                    )
-                }
-                throw error
-            }
+            if retried.0.status.code == 401 { throw refusedToken(retried.0, retried.1) }
             return try checkScope(retried)
         }
         return try checkScope((response, data))
@@ -59,12 +46,30 @@ extension Authenticator {
             guard let claims = try JSONValue.parse(data).objectValue else {
                 throw JSONFieldError(key: "sub", problem: .missing)
             }
-            return try UserInfo(claims: claims)
+            return try provider.decodeUserInfo(claims)
+        } catch let error as AuthError {
+            throw error
         } catch {
             throw provider.errorMapper.mapWithFallback(
                 AuthFailure(operation: .userInfo, response: response, body: data, underlying: error)
             )
         }
+    }
+
+    /// A 401 as ``AuthError/Code/invalidToken``, in the provider's words when it has some.
+    private func refusedToken(_ response: HTTPResponse, _ body: Data) -> AuthError {
+        let error = provider.errorMapper.mapWithFallback(
+            AuthFailure(operation: .apiRequest, response: response, body: body)
+        )
+        guard error.code != .invalidToken else { return error }
+        return AuthError(
+            .invalidToken,
+            "the server refused the access token",
+            hint: "sign in again",
+            operation: .apiRequest,
+            status: 401,
+            oauthError: error.oauthError
+        )
     }
 
     private func sendAuthorized(_ request: HTTPRequest, body: Data?, token: String) async throws -> (HTTPResponse, Data)

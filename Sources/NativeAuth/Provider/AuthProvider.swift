@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPTypes
+public import LenientJSON
 
 /// One identity provider's behaviour: the plug-in point for provider modules.
 ///
@@ -72,6 +73,10 @@ public protocol AuthProvider: Sendable {
     /// same as at the token endpoint.
     func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization
 
+    /// Turns the userinfo answer into ``UserInfo``. Default: the OIDC claims as they are (`sub`
+    /// required). Providers without OIDC map their own account document here.
+    func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo
+
     /// The provider's error dialect; the standard mapper handles whatever it returns `nil` for.
     var errorMapper: any ErrorMapper { get }
 
@@ -142,6 +147,10 @@ extension AuthProvider {
 
     public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization {
         try DeviceAuthorization.decodeJSON(response, body: body, errorMapper: errorMapper)
+    }
+
+    public func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo {
+        try UserInfo(claims: claims)
     }
 
     public var errorMapper: any ErrorMapper { StandardErrorMapper() }

@@ -1,0 +1,281 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import LenientJSON
+import NativeAuth
+import NativeAuthGitHub
+import Synchronization
+import TestSupport
+import Testing
+
+/// A GitHub stand-in that behaves as GitHub's documentation describes: token answers as JSON or
+/// form-encoded by `Accept` (or always form-encoded, like old Enterprise Servers), errors with
+/// HTTP 200, PKCE, the device flow with `slow_down`, expiring and non-expiring tokens, and
+/// `GET /api/v3/user` with 401 `Bad credentials`.
+final class FakeGitHub: Sendable {
+    struct Settings: Sendable {
+        var alwaysForm = false
+        var expiring = false
+        var deviceFlowEnabled = true
+        var devicePolls: [String] = []
+    }
+
+    let server: TestHTTPServer
+    private let settings: Mutex<Settings>
+    private let requests = Mutex<[(path: String, form: [FormField], accept: String?)]>([])
+    private let validTokens = Mutex<Set<String>>([])
+    private let validRefresh = Mutex<Set<String>>([])
+
+    private init(server: TestHTTPServer, settings: Settings) {
+        self.server = server
+        self.settings = Mutex(settings)
+    }
+
+    static func start(_ settings: Settings = Settings()) async throws -> FakeGitHub {
+        let holder = Holder()
+        let server = try await TestHTTPServer.start { request in
+            guard let github = holder.github else { return .text("starting", status: 503) }
+            return github.answer(request)
+        }
+        let github = FakeGitHub(server: server, settings: settings)
+        holder.github = github
+        return github
+    }
+
+    var host: String { server.url("").absoluteString }
+    func form(of path: String) -> [[FormField]] { requests.withLock { $0.filter { $0.path == path }.map(\.form) } }
+    func accepts(of path: String) -> [String?] { requests.withLock { $0.filter { $0.path == path }.map(\.accept) } }
+
+    private func answer(_ request: TestRequest) -> TestResponse {
+        let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
+        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        requests.withLock { $0.append((path, form, request.header("Accept"))) }
+        let settings = settings.withLock { $0 }
+        let json = request.header("Accept")?.contains("application/json") == true && !settings.alwaysForm
+        func reply(_ fields: [(String, String)]) -> TestResponse {
+            if json {
+                let members = fields.map { key, value in
+                    let rendered = Int(value) != nil ? value : "\"\(value)\""
+                    return "\"\(key)\": \(rendered)"
+                }
+                return .json("{" + members.joined(separator: ", ") + "}")
+            }
+            return .text(
+                FormURLEncoding.encode(fields.map { FormField($0.0, $0.1) }), contentType: FormURLEncoding.mediaType)
+        }
+        func error(_ code: String) -> TestResponse {
+            reply([
+                ("error", code), ("error_description", "The \(code) happened."),
+                ("error_uri", "https://docs.github.com/x"),
+            ])
+        }
+        func tokens() -> TestResponse {
+            let access = "gho_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+            validTokens.withLock { _ = $0.insert(access) }
+            var fields = [("access_token", access), ("token_type", "bearer"), ("scope", "repo,read:org")]
+            if settings.expiring {
+                let refresh = "ghr_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+                validRefresh.withLock { _ = $0.insert(refresh) }
+                fields += [
+                    ("expires_in", "28800"), ("refresh_token", refresh), ("refresh_token_expires_in", "15897600"),
+                ]
+            }
+            return reply(fields)
+        }
+
+        switch path {
+        case "/login/device/code":
+            guard settings.deviceFlowEnabled else { return error("device_flow_disabled") }
+            return reply([
+                ("device_code", "device-code-value"), ("user_code", "WDJB-MJHT"),
+                ("verification_uri", host + "/login/device"), ("expires_in", "900"), ("interval", "1"),
+            ])
+        case "/login/oauth/access_token":
+            if form.first(named: "grant_type") == "urn:ietf:params:oauth:grant-type:device_code" {
+                let next = self.settings.withLock { $0.devicePolls.isEmpty ? "" : $0.devicePolls.removeFirst() }
+                switch next {
+                case "": return tokens()
+                case "slow_down": return reply([("error", "slow_down"), ("interval", "6")])
+                default: return error(next)
+                }
+            }
+            guard form.first(named: "client_secret") == "the-secret" else {
+                return error("incorrect_client_credentials")
+            }
+            if form.first(named: "grant_type") == "refresh_token" {
+                let token = form.first(named: "refresh_token") ?? ""
+                guard validRefresh.withLock({ $0.remove(token) }) != nil else { return error("bad_refresh_token") }
+                return tokens()
+            }
+            // The code carries the PKCE challenge (see the presenter); the verifier must match it.
+            let code = form.first(named: "code") ?? ""
+            guard code.hasPrefix("code:") else { return error("bad_verification_code") }
+            let verifier = form.first(named: "code_verifier") ?? ""
+            let challenge = Data(SHA256.hash(data: Data(verifier.utf8))).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            guard challenge == code.dropFirst(5) else { return error("bad_verification_code") }
+            return tokens()
+        case "/api/v3/user":
+            let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            guard validTokens.withLock({ $0.contains(token) }) else {
+                return .json(
+                    #"{"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}"#, status: 401
+                )
+            }
+            return .json(#"{"login": "octocat", "id": 583231, "name": "The Octocat", "email": null}"#)
+        default:
+            return .text("Not Found", status: 404)
+        }
+    }
+
+    private final class Holder: @unchecked Sendable {
+        // Set once, before the server's address is known to anyone.
+        var github: FakeGitHub?
+    }
+}
+
+/// The presenter: approves at once, passing the PKCE challenge in the code.
+private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first(named: "code_challenge") ?? "") }
+
+@Suite struct GitHubProviderTests {
+    private func provider(_ github: FakeGitHub, secret: String? = "the-secret") throws -> GitHubProvider {
+        try GitHubProvider(
+            configuration: ProviderConfiguration(
+                clientID: "Iv1.client",
+                clientSecret: secret,
+                scopes: ["repo", "read:org"],
+                additional: ["host": .string(github.host)]
+            )
+        )
+    }
+
+    private func authenticator(_ github: FakeGitHub, secret: String? = "the-secret") throws -> Authenticator {
+        Authenticator(provider: try provider(github, secret: secret), store: MemoryTokenStore())
+    }
+
+    @Test func endpointsAreStaticForGitHubAndEnterpriseServers() async throws {
+        let dotCom = try GitHubProvider(configuration: ProviderConfiguration(clientID: "c"))
+        #expect(dotCom.apiBaseURL?.absoluteString == "https://api.github.com")
+        let metadata = try await dotCom.loadMetadata(using: URLSessionTransport())
+        #expect(metadata.authorizationEndpoint.absoluteString == "https://github.com/login/oauth/authorize")
+        #expect(metadata.tokenEndpoint.absoluteString == "https://github.com/login/oauth/access_token")
+        #expect(metadata.deviceAuthorizationEndpoint?.absoluteString == "https://github.com/login/device/code")
+        #expect(metadata.userInfoEndpoint?.absoluteString == "https://api.github.com/user")
+
+        let enterprise = try GitHubProvider(
+            configuration: ProviderConfiguration(clientID: "c", additional: ["host": "https://github.example.com/"]))
+        #expect(enterprise.apiBaseURL?.absoluteString == "https://github.example.com/api/v3")
+        #expect(
+            try await enterprise.loadMetadata(using: URLSessionTransport()).userInfoEndpoint?.absoluteString
+                == "https://github.example.com/api/v3/user")
+        #expect(enterprise.tokenIssuer == "https://github.example.com")
+
+        #expect(throws: AuthError.self) {
+            try GitHubProvider(configuration: ProviderConfiguration(clientID: "c", additional: ["host": "not a url"]))
+        }
+    }
+
+    @Test func aFormEncodedAnswerWithNonExpiringTokenSignsIn() async throws {
+        let github = try await FakeGitHub.start(.init(alwaysForm: true))
+        let auth = try authenticator(github)
+        let tokens = try await auth.login(presenter: approve)
+        #expect(tokens.accessToken.hasPrefix("gho_"))
+        #expect(tokens.scopes == ["repo", "read:org"], "comma-separated scope")
+        #expect(tokens.expiresAt == nil, "a non-expiring token")
+        #expect(tokens.refreshToken == nil)
+        #expect(tokens.idToken == nil)
+        let exchange = try #require(github.form(of: "/login/oauth/access_token").first)
+        #expect(exchange.first(named: "client_secret") == "the-secret", "GitHub wants the secret even with PKCE")
+        #expect(exchange.first(named: "code_verifier") != nil)
+        #expect(github.accepts(of: "/login/oauth/access_token").first == "application/json")
+        await github.server.stop()
+    }
+
+    @Test func expiringTokensRefreshWithRotation() async throws {
+        let github = try await FakeGitHub.start(.init(expiring: true))
+        let auth = try authenticator(github)
+        let first = try await auth.login(presenter: approve)
+        #expect(first.refreshToken?.hasPrefix("ghr_") == true)
+        #expect(first.expiresAt != nil)
+        let second = try await auth.refresh()
+        #expect(second.accessToken != first.accessToken)
+        #expect(second.refreshToken != first.refreshToken)
+        await github.server.stop()
+    }
+
+    @Test func errorsSentWithHTTP200AreErrors() async throws {
+        let github = try await FakeGitHub.start(.init(expiring: true))
+        let wrongSecret = await #expect(throws: AuthError.self) {
+            try await authenticator(github, secret: "wrong").login(presenter: approve)
+        }
+        #expect(wrongSecret?.code == .configurationInvalid)
+        #expect(wrongSecret?.oauthError == "incorrect_client_credentials")
+        #expect(wrongSecret?.hint?.contains("--client-secret") == true)
+
+        let badCode = await #expect(throws: AuthError.self) {
+            try await authenticator(github).login(presenter: AutoApprovingPresenter { _ in "stale" })
+        }
+        #expect(badCode?.code == .tokenExchangeFailed)
+        #expect(badCode?.oauthError == "bad_verification_code")
+
+        let auth = try authenticator(github)
+        try await auth.login(presenter: approve)
+        try await auth.expireRefreshToken()
+        let refused = await #expect(throws: AuthError.self) { try await auth.refresh() }
+        #expect(refused?.code == .loginRequired)
+        #expect(refused?.oauthError == "bad_refresh_token")
+        await github.server.stop()
+    }
+
+    @Test func theDeviceFlowSendsNoSecretAndHonoursSlowDown() async throws {
+        let github = try await FakeGitHub.start(
+            .init(devicePolls: ["authorization_pending", "slow_down", "authorization_pending"]))
+        let auth = try authenticator(github)
+        let sleeps = Mutex<[Int]>([])
+        let tokens = try await auth.loginWithDevice(
+            display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }),
+            sleep: { duration in sleeps.withLock { $0.append(Int(duration.components.seconds)) } }
+        )
+        #expect(tokens.accessToken.hasPrefix("gho_"))
+        #expect(sleeps.withLock { $0 } == [1, 1, 6, 6], "slow_down carries GitHub's new interval")
+        let requests = github.form(of: "/login/device/code") + github.form(of: "/login/oauth/access_token")
+        #expect(requests.count == 5)
+        #expect(requests.allSatisfy { $0.first(named: "client_secret") == nil }, "no secret in the device flow")
+        #expect(requests.allSatisfy { $0.first(named: "client_id") == "Iv1.client" })
+        await github.server.stop()
+    }
+
+    @Test func aDisabledDeviceFlowSaysWhatToEnable() async throws {
+        let github = try await FakeGitHub.start(.init(deviceFlowEnabled: false))
+        let error = await #expect(throws: AuthError.self) {
+            try await authenticator(github).loginWithDevice(
+                display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }))
+        }
+        #expect(error?.code == .configurationInvalid)
+        #expect(error?.hint?.contains("Device Flow") == true)
+        await github.server.stop()
+    }
+
+    @Test func userInfoIsTheUserAndBadCredentialsIsInvalidToken() async throws {
+        let github = try await FakeGitHub.start()
+        let store = MemoryTokenStore()
+        let auth = Authenticator(provider: try provider(github), store: store)
+        try await auth.login(presenter: approve)
+        let user = try await auth.userInfo()
+        #expect(user.subject == "583231")
+        #expect(user.preferredUsername == "octocat")
+        #expect(user.name == "The Octocat")
+
+        // A token GitHub no longer knows (revoked on the website): no refresh token to try.
+        var revoked = try #require(await store.load(auth.key))
+        revoked.accessToken = "gho_revoked"
+        await store.save(revoked, for: auth.key)
+        let fresh = Authenticator(provider: try provider(github), store: store)
+        let error = await #expect(throws: AuthError.self) { try await fresh.userInfo() }
+        #expect(error?.code == .invalidToken, "\(String(describing: error))")
+        #expect(error?.message == "GitHub refused the token (Bad credentials)")
+        #expect(error?.message.contains("gho_revoked") == false)
+        await github.server.stop()
+    }
+}

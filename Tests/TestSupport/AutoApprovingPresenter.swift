@@ -1,0 +1,46 @@
+import Foundation
+public import NativeAuth
+
+/// A presenter that plays a person who approves at once: it reads its own authorization URL and
+/// answers with a redirect carrying a code, the request's `state` and, when given, `iss`. The code
+/// is made from the request's parameters, so a test server can check PKCE or the nonce.
+public struct AutoApprovingPresenter: UserAgentPresenter {
+    let issuer: String?
+    let code: @Sendable ([FormField]) -> String
+
+    /// Creates a presenter.
+    ///
+    /// - Parameters:
+    ///   - issuer: The `iss` to put in the redirect, if any.
+    ///   - code: Makes the code from the authorization request's query parameters.
+    public init(issuer: String? = nil, code: @escaping @Sendable ([FormField]) -> String) {
+        self.issuer = issuer
+        self.code = code
+    }
+
+    public func beginSession() async throws -> any UserAgentSession { Session(issuer: issuer, code: code) }
+
+    struct Session: UserAgentSession {
+        let issuer: String?
+        let code: @Sendable ([FormField]) -> String
+        var redirectURI: URL { URL(string: "http://127.0.0.1:9/callback") ?? URL(fileURLWithPath: "/") }
+
+        func authorize(
+            _ authorizationURL: URL,
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
+        ) async throws -> AuthorizationResponse {
+            let query = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+            let fields = FormURLEncoding.decode(query)
+            var answer = [FormField("code", code(fields)), FormField("state", fields.first(named: "state") ?? "")]
+            if let issuer { answer.append(FormField("iss", issuer)) }
+            guard let url = URL(string: redirectURI.absoluteString + "?" + FormURLEncoding.encode(answer)),
+                case .complete(let result) = handler(.redirect(url))
+            else {
+                throw AuthError(.invalidState, "the callback was not accepted")
+            }
+            return try result.get()
+        }
+
+        func close() async {}
+    }
+}
