@@ -70,6 +70,16 @@ let package = Package(
             ],
             path: "Samples/OIDCLogin"
         ),
+        .executableTarget(
+            name: "github-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthGitHub",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/GitHubLogin"
+        ),
         // A real HTTP server on loopback for tests (SwiftNIO), shared by the test targets.
         .target(
             name: "TestSupport",

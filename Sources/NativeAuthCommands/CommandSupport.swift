@@ -15,9 +15,11 @@ enum CommandSupport {
     static func makeAuthenticator<Tool: NativeAuthTool>(
         _ tool: Tool.Type,
         options: ConnectionOptions,
+        providerOptions: Tool.ProviderOptions,
         settings: [String: String] = [:]
     ) throws -> Authenticator {
-        let (configuration, storeDirectory) = try options.resolve(for: tool, settings: settings)
+        let merged = providerOptions.settings.merging(settings) { $1 }
+        let (configuration, storeDirectory) = try options.resolve(for: tool, settings: merged)
         let registry = try Tool.makeRegistry()
         let provider = try registry.makeProvider(configuration)
         let logger = makeLogger(label: Tool.toolName)

@@ -18,6 +18,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     @Option(name: .long, help: "The loopback port of the redirect URI (default: a free one).")
     var port: Int = 0
@@ -61,7 +62,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             var settings: [String: String] = [:]
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
             let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, settings: settings)
+                Tool.self, options: connection, providerOptions: providerOptions, settings: settings)
             let presenter = device ? nil : try presenter()
             let tokens = try await CommandSupport.cancellingOnSignals {
                 if let presenter {
@@ -70,7 +71,12 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     try await authenticator.loginWithDevice()
                 }
             }
-            CommandSupport.printLine("Signed in as \(tokens.displayName ?? tokens.subject ?? "an unnamed account")")
+            // Providers without ID tokens (GitHub) name the account through their userinfo.
+            var name = tokens.displayName ?? tokens.subject
+            if name == nil, let user = try? await authenticator.userInfo() {
+                name = user.preferredUsername ?? user.name ?? user.email ?? user.subject
+            }
+            CommandSupport.printLine("Signed in as \(name ?? "an unnamed account")")
         }
     }
 

@@ -9,6 +9,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     @Flag(name: .customLong("no-browser"), help: "Do not open a browser; print the end-session URL instead.")
     var noBrowser = false
@@ -24,7 +25,8 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, providerOptions: providerOptions)
             let presenter: LoopbackPresenter? =
                 noBrowser
                 ? nil

@@ -1,3 +1,4 @@
+public import ArgumentParser
 public import NativeAuth
 
 /// What a command-line tool tells the ready-made commands about itself.
@@ -19,10 +20,35 @@ public import NativeAuth
 /// }
 /// ```
 public protocol NativeAuthTool {
+    /// The tool's own options for its provider (`github-login --host`), shared by every command.
+    associatedtype ProviderOptions: ProviderOptionSet = NoProviderOptions
+
     /// The tool's command name, used in hints ("run `oidc-login login`").
     static var toolName: String { get }
     /// The provider id used when neither `--provider` nor the configuration names one.
     static var defaultProvider: String { get }
     /// The providers this tool linked, registered.
     static func makeRegistry() throws -> ProviderRegistry
+}
+
+/// A tool's provider-specific options, parsed with every command and turned into configuration
+/// settings (snake_case keys, as in the `--config` file), which win over the file and environment.
+///
+/// ```swift
+/// struct GitHubOptions: ProviderOptionSet {
+///     @Option(help: "A GitHub Enterprise Server URL.") var host: String?
+///     var settings: [String: String] { host.map { ["host": $0] } ?? [:] }
+///     init() {}
+/// }
+/// ```
+public protocol ProviderOptionSet: ParsableArguments {
+    /// The settings given on the command line.
+    var settings: [String: String] { get }
+}
+
+/// No provider-specific options.
+public struct NoProviderOptions: ProviderOptionSet {
+    public var settings: [String: String] { [:] }
+    /// Creates the empty set.
+    public init() {}
 }

@@ -13,6 +13,7 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
@@ -22,7 +23,8 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, providerOptions: providerOptions)
             let tokens = try await authenticator.currentTokens()
             if json {
                 CommandSupport.printLine(try Self.json(tokens))

@@ -11,13 +11,15 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, providerOptions: providerOptions)
             CommandSupport.printLine(try await authenticator.accessToken())
         }
     }
@@ -30,13 +32,15 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, providerOptions: providerOptions)
             let tokens = try await authenticator.refresh()
             let until = tokens.expiresAt.map { " until \($0.formatted(.iso8601))" } ?? ""
             CommandSupport.printLine("Refreshed; the access token is valid\(until)")
@@ -53,6 +57,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     @Argument(help: "A URL, or a path relative to the provider's API base.")
     var target: String
@@ -62,7 +67,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, providerOptions: providerOptions)
             let url: URL
             if target.contains("://") {
                 guard let absolute = URL(string: target) else {
@@ -100,6 +106,7 @@ public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var providerOptions: Tool.ProviderOptions
 
     @Flag(name: .long, help: "Print the claims as one JSON object.")
     var json = false
@@ -109,7 +116,8 @@ public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(Tool.self, options: connection)
+            let authenticator = try CommandSupport.makeAuthenticator(
+                Tool.self, options: connection, providerOptions: providerOptions)
             let info = try await authenticator.userInfo()
             if json {
                 CommandSupport.printLine(try JSONValue.object(info.claims).encodedString())

@@ -84,6 +84,15 @@ final class FakeGitHub: Sendable {
         }
 
         switch path {
+        case "/login/oauth/authorize":
+            // Approves at once: back to the app with a code that carries the PKCE challenge.
+            let query = FormURLEncoding.decode(request.uri.split(separator: "?", maxSplits: 1).last ?? "")
+            let back = [
+                FormField("code", "code:" + (query.first(named: "code_challenge") ?? "")),
+                FormField("state", query.first(named: "state") ?? ""),
+            ]
+            let redirect = (query.first(named: "redirect_uri") ?? "") + "?" + FormURLEncoding.encode(back)
+            return TestResponse(status: 302, headers: [("Location", redirect)])
         case "/login/device/code":
             guard settings.deviceFlowEnabled else { return error("device_flow_disabled") }
             return reply([
@@ -276,6 +285,48 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         #expect(error?.code == .invalidToken, "\(String(describing: error))")
         #expect(error?.message == "GitHub refused the token (Bad credentials)")
         #expect(error?.message.contains("gho_revoked") == false)
+        await github.server.stop()
+    }
+}
+
+@Suite struct GitHubLoginCLITests {
+    @Test func signsInCallsTheAPIRefreshesAndLogsOut() async throws {
+        let github = try await FakeGitHub.start(.init(expiring: true))
+        let directory = try TemporaryDirectory()
+        let cli = cliPath("github-login")
+        let common = [
+            "--host", github.host, "--client-id", "Iv1.client", "--client-secret", "the-secret", "--store",
+            directory.path + "/store",
+        ]
+        // The "browser" follows the authorize redirect back to the loopback receiver.
+        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "Signed in as octocat\n")
+
+        let status = try await run(cli, ["status", "--json"] + common)
+        #expect(status.status == 0)
+        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(object["signed_in"] == true)
+        #expect(object["scope"] == ["repo", "read:org"])
+        #expect(object["has_refresh_token"] == true)
+
+        let api = try await run(cli, ["api", "/user"] + common)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(api.stdout.contains("\"login\": \"octocat\""))
+
+        let refresh = try await run(cli, ["refresh"] + common)
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+
+        let logout = try await run(cli, ["logout", "--no-browser"] + common)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        let after = try await run(cli, ["status", "--json"] + common)
+        #expect(try JSONValue.parse(after.stdout).objectValue?["signed_in"] == false)
+
+        for result in [login, status, api, refresh, logout, after] {
+            #expect(!result.stdout.contains("gho_") && !result.stderr.contains("gho_"), "no token on screen")
+            #expect(!result.stderr.contains("the-secret"))
+        }
         await github.server.stop()
     }
 }

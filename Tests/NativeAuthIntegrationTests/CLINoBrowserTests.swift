@@ -1,110 +1,12 @@
 import Foundation
 import NativeAuth
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A value shared between threads.
-final class Shared<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value { storage.withLock { $0 } }
-    func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
-}
-
-/// A command running with pipes on all three streams: the test reads its stderr as it comes and
-/// types into its stdin, like a person at a terminal.
-final class RunningCommand: Sendable {
-    private let input: Pipe
-    private let status = Shared<Int32?>(nil)
-    private let exited: Task<Int32, Never>
-    private let stdout: Task<Data, Never>
-    private let stderrDone: Task<Void, Never>
-    private let errorText = Shared("")
-    private let pid: Int32
-
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
-        base.merge(environment) { $1 }
-        process.environment = base
-        input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        let (stream, sink) = AsyncStream.makeStream(of: Int32.self)
-        let status = status
-        process.terminationHandler = { finished in
-            status.update { $0 = finished.terminationStatus }
-            sink.yield(finished.terminationStatus)
-            sink.finish()
-        }
-        exited = Task {
-            for await code in stream { return code }
-            return -1
-        }
-        try process.run()
-        pid = process.processIdentifier
-        stdout = Task { await offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() } }
-        let text = errorText
-        stderrDone = Task {
-            await offCooperativePool {
-                let handle = errors.fileHandleForReading
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { return }
-                    text.update { $0 += String(decoding: chunk, as: UTF8.self) }
-                }
-            }
-        }
-    }
-
-    /// What the command wrote on stderr so far.
-    var stderr: String { errorText.value }
-
-    /// The first complete stderr line that satisfies `predicate`, waiting up to 60 seconds.
-    func line(where predicate: (String) -> Bool) async throws -> String {
-        for _ in 0..<6000 {
-            let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
-            if let line = lines.first(where: predicate) { return line }
-            if status.value != nil { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw AuthError(.timeout, "no such line on stderr; it says: \(stderr)")
-    }
-
-    /// A command still running when the test ends (a failed expectation) is killed.
-    deinit {
-        if status.value == nil { kill(pid, SIGKILL) }
-    }
-
-    /// Sends Ctrl-C.
-    func interrupt() {
-        kill(pid, SIGINT)
-    }
-
-    /// Types `text` on the command's stdin.
-    func type(_ text: String) {
-        input.fileHandleForWriting.write(Data(text.utf8))
-    }
-
-    /// Waits for the command to exit (stdin stays open unless `closeInput`).
-    func finish(closeInput: Bool = false) async -> CommandResult {
-        if closeInput { try? input.fileHandleForWriting.close() }
-        let status = await exited.value
-        let out = await stdout.value
-        await stderrDone.value
-        try? input.fileHandleForWriting.close()
-        return CommandResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: stderr)
-    }
-}
 
 @Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
 struct CLINoBrowserTests {

@@ -1,34 +1,8 @@
 import Foundation
 import LenientJSON
 import NativeAuth
+import TestSupport
 import Testing
-
-/// The result of running a command.
-struct CommandResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// The built `oidc-login`: next to the test bundle, or `NATIVEAUTH_CLI_DIR`.
-func cliPath(_ name: String) -> String {
-    if let directory = ProcessInfo.processInfo.environment["NATIVEAUTH_CLI_DIR"] { return directory + "/" + name }
-    let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var directory = runner.deletingLastPathComponent()
-    // On Linux the runner is …/debug/NativeAuthPackageTests.xctest; on macOS it is inside the bundle.
-    while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path),
-        directory.path != "/"
-    {
-        directory = directory.deletingLastPathComponent()
-    }
-    return directory.appendingPathComponent(name).path
-}
-
-/// Runs a command with exactly `environment` (plus PATH and HOME) and no standard input.
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult
-{
-    try await RunningCommand(executable, arguments, environment: environment).finish(closeInput: true)
-}
 
 @Suite struct CLIWithoutServerTests {
     let cli = cliPath("oidc-login")

@@ -1,6 +1,7 @@
 import Foundation
 import LenientJSON
 import NativeAuth
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -105,44 +106,8 @@ func scriptedCallback(for authorizationURL: URL) async throws -> URL {
     return url
 }
 
-/// Runs blocking work (reading a pipe to its end) on a thread of its own. Neither Swift's
-/// cooperative pool (two threads on a 2-core machine) nor libdispatch's global queues (which back
-/// that pool on Linux and add threads only slowly when they block) may be held by it.
-func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: work()) }
-        thread.start()
-    }
-}
-
-/// The exit status of `process`, without blocking a thread; call before `run()`.
-func exitStatus(of process: Process) -> Task<Int32, Never> {
-    let (stream, sink) = AsyncStream.makeStream(of: Int32.self)
-    process.terminationHandler = { finished in
-        sink.yield(finished.terminationStatus)
-        sink.finish()
-    }
-    return Task {
-        for await status in stream { return status }
-        return -1
-    }
-}
-
 /// A browser stand-in that runs a closure.
 struct ClosureOpener: BrowserOpener {
     let body: @Sendable (URL) async throws -> Void
     func open(_ url: URL) async throws { try await body(url) }
-}
-
-/// A temporary directory removed when released.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("nativeauth-it-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        path = base.path
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

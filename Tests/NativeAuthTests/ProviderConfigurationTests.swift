@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import LenientJSON
 import NativeAuth
+import TestSupport
 import Testing
 
 @Suite struct ProviderConfigurationTests {

@@ -1,5 +1,6 @@
 import Foundation
 import NativeAuth
+import TestSupport
 import Testing
 
 @Suite struct SystemBrowserOpenerTests {

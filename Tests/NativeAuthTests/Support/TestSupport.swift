@@ -32,17 +32,3 @@ func testConfiguration(issuer: URL, clientID: String = "test-client", secret: St
 
 /// A fixed point in time for expiry checks.
 let fixedNow = Date(timeIntervalSince1970: 1_800_000_000)
-
-/// A temporary directory removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "nativeauth-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        path = base.path
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}

@@ -1,0 +1,45 @@
+// github-login: sign in to GitHub (or a GitHub Enterprise Server) from the command line.
+//
+//   github-login login --client-id Iv1.0123456789abcdef --client-secret …
+//   github-login login --device --client-id Iv1.0123456789abcdef
+//   github-login api /user
+import ArgumentParser
+import NativeAuth
+import NativeAuthCommands
+import NativeAuthGitHub
+
+@main
+struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
+    static let configuration = CommandConfiguration(
+        commandName: "github-login",
+        abstract: "Sign in to GitHub and keep the tokens.",
+        discussion: """
+            Example:
+              github-login login --client-id Iv1.0123456789abcdef --client-secret "$SECRET"
+              github-login api /user
+            Register the app's callback URL as http://127.0.0.1/callback (any port is accepted).
+            """,
+        subcommands: [
+            LoginCommand<GitHubLogin>.self, StatusCommand<GitHubLogin>.self, TokenCommand<GitHubLogin>.self,
+            APICommand<GitHubLogin>.self, UserInfoCommand<GitHubLogin>.self, RefreshCommand<GitHubLogin>.self,
+            LogoutCommand<GitHubLogin>.self,
+        ]
+    )
+
+    static let toolName = "github-login"
+    static let defaultProvider = GitHubProvider.id
+
+    static func makeRegistry() throws -> ProviderRegistry {
+        var registry = ProviderRegistry()
+        try registry.register(GitHubProvider.self)
+        return registry
+    }
+
+    /// `--host`: a GitHub Enterprise Server instead of github.com.
+    struct ProviderOptions: ProviderOptionSet {
+        @Option(name: .long, help: "A GitHub Enterprise Server URL (default: https://github.com).")
+        var host: String?
+
+        var settings: [String: String] { host.map { ["host": $0] } ?? [:] }
+    }
+}

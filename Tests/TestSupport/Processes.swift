@@ -1,0 +1,174 @@
+public import Foundation
+import NativeAuth
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// Processes and files for tests: running the sample CLIs, reading their pipes without holding
+// Swift's cooperative pool, temporary directories.
+
+/// Runs blocking work (reading a pipe to its end) on a thread of its own. Neither Swift's
+/// cooperative pool (two threads on a 2-core machine) nor libdispatch's global queues (which back
+/// that pool on Linux and add threads only slowly when they block) may be held by it.
+public func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: work()) }
+        thread.start()
+    }
+}
+
+/// The exit status of `process`, without blocking a thread; call before `run()`.
+public func exitStatus(of process: Process) -> Task<Int32, Never> {
+    let (stream, sink) = AsyncStream.makeStream(of: Int32.self)
+    process.terminationHandler = { finished in
+        sink.yield(finished.terminationStatus)
+        sink.finish()
+    }
+    return Task {
+        for await status in stream { return status }
+        return -1
+    }
+}
+
+/// The result of running a command.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// The built `oidc-login`: next to the test bundle, or `NATIVEAUTH_CLI_DIR`.
+public func cliPath(_ name: String) -> String {
+    if let directory = ProcessInfo.processInfo.environment["NATIVEAUTH_CLI_DIR"] { return directory + "/" + name }
+    let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = runner.deletingLastPathComponent()
+    // On Linux the runner is …/debug/NativeAuthPackageTests.xctest; on macOS it is inside the bundle.
+    while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path),
+        directory.path != "/"
+    {
+        directory = directory.deletingLastPathComponent()
+    }
+    return directory.appendingPathComponent(name).path
+}
+
+/// Runs a command with exactly `environment` (plus PATH and HOME) and no standard input.
+public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+    -> CommandResult
+{
+    try await RunningCommand(executable, arguments, environment: environment).finish(closeInput: true)
+}
+
+/// A value shared between threads.
+public final class Shared<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    public init(_ value: Value) { storage = Mutex(value) }
+    public var value: Value { storage.withLock { $0 } }
+    public func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
+}
+
+/// A command running with pipes on all three streams: the test reads its stderr as it comes and
+/// types into its stdin, like a person at a terminal.
+public final class RunningCommand: Sendable {
+    private let input: Pipe
+    private let status = Shared<Int32?>(nil)
+    private let exited: Task<Int32, Never>
+    private let stdout: Task<Data, Never>
+    private let stderrDone: Task<Void, Never>
+    private let errorText = Shared("")
+    private let pid: Int32
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        base.merge(environment) { $1 }
+        process.environment = base
+        input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        let (stream, sink) = AsyncStream.makeStream(of: Int32.self)
+        let status = status
+        process.terminationHandler = { finished in
+            status.update { $0 = finished.terminationStatus }
+            sink.yield(finished.terminationStatus)
+            sink.finish()
+        }
+        exited = Task {
+            for await code in stream { return code }
+            return -1
+        }
+        try process.run()
+        pid = process.processIdentifier
+        stdout = Task { await offCooperativePool { output.fileHandleForReading.readDataToEndOfFile() } }
+        let text = errorText
+        stderrDone = Task {
+            await offCooperativePool {
+                let handle = errors.fileHandleForReading
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { return }
+                    text.update { $0 += String(decoding: chunk, as: UTF8.self) }
+                }
+            }
+        }
+    }
+
+    /// What the command wrote on stderr so far.
+    public var stderr: String { errorText.value }
+
+    /// The first complete stderr line that satisfies `predicate`, waiting up to 60 seconds.
+    public func line(where predicate: (String) -> Bool) async throws -> String {
+        for _ in 0..<6000 {
+            let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            if let line = lines.first(where: predicate) { return line }
+            if status.value != nil { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw AuthError(.timeout, "no such line on stderr; it says: \(stderr)")
+    }
+
+    /// A command still running when the test ends (a failed expectation) is killed.
+    deinit {
+        if status.value == nil { kill(pid, SIGKILL) }
+    }
+
+    /// Sends Ctrl-C.
+    public func interrupt() {
+        kill(pid, SIGINT)
+    }
+
+    /// Types `text` on the command's stdin.
+    public func type(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    /// Waits for the command to exit (stdin stays open unless `closeInput`).
+    public func finish(closeInput: Bool = false) async -> CommandResult {
+        if closeInput { try? input.fileHandleForWriting.close() }
+        let status = await exited.value
+        let out = await stdout.value
+        await stderrDone.value
+        try? input.fileHandleForWriting.close()
+        return CommandResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: stderr)
+    }
+}
+
+/// A temporary directory removed when released.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nativeauth-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        path = base.path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
