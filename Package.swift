@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "NativeAuth", targets: ["NativeAuth"]),
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
+        .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -50,6 +51,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        .target(name: "NativeAuthCognito", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(
             name: "NativeAuthCommands",
             dependencies: [
@@ -80,6 +82,16 @@ let package = Package(
             ],
             path: "Samples/GitHubLogin"
         ),
+        .executableTarget(
+            name: "cognito-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthCognito",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/CognitoLogin"
+        ),
         // A real HTTP server on loopback for tests (SwiftNIO), shared by the test targets.
         .target(
             name: "TestSupport",
@@ -93,12 +105,26 @@ let package = Package(
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
         .testTarget(
+            name: "NativeAuthCognitoTests",
+            dependencies: [
+                "NativeAuthCognito",
+                "NativeAuth",
+                "TestSupport",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "NativeAuthGitHubTests",
             dependencies: [
                 "NativeAuthGitHub",
                 "NativeAuth",
                 "TestSupport",
                 "LenientJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -108,6 +134,8 @@ let package = Package(
                 "NativeAuth",
                 "TestSupport",
                 "LenientJSON",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

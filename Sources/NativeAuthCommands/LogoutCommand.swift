@@ -39,6 +39,15 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if let error = result.revocationError {
                 CommandSupport.report(error, tool: Tool.self)
             }
+            if !noBrowser, let url = result.endSessionURL, !result.endSessionCompleted {
+                // The provider's logout page does not come back to us (Cognito): just open it.
+                do {
+                    try await SystemBrowserOpener().open(url)
+                } catch {
+                    FileHandle.standardError.write(
+                        Data("Open this URL to end the session at the provider:\n\(url.absoluteString)\n".utf8))
+                }
+            }
             if noBrowser, let url = result.endSessionURL {
                 // The printed URL leaves out id_token_hint: no token is ever printed. Providers then
                 // ask the person to confirm the logout.

@@ -47,6 +47,12 @@ extension Authenticator {
             for (token, hint) in pending {
                 do {
                     try await revoke(token, hint: hint, endpoint: endpoint, metadata: metadata)
+                } catch let error as AuthError
+                    where error.oauthError == "unsupported_token_type" && hint == "access_token"
+                {
+                    // RFC 7009 §2.2.1: the server revokes only refresh tokens (Cognito); the access
+                    // token expires on its own.
+                    logger.debug("the server does not revoke access tokens")
                 } catch {
                     result.revocationError = result.revocationError ?? (error as? AuthError)
                 }
@@ -59,7 +65,9 @@ extension Authenticator {
 
         guard let metadata else { return result }
         let state = SecureRandom.token()
-        guard let presenter else {
+        // A provider whose logout page returns to a fixed URL of its own (Cognito's logout_uri)
+        // gets its URL opened by the caller; nothing comes back to wait for.
+        guard let presenter, provider.endSessionReturnsToApp else {
             result.endSessionURL = provider.endSessionURL(
                 metadata: metadata,
                 idToken: tokens?.idToken,

@@ -96,6 +96,12 @@ public protocol AuthProvider: Sendable {
         postLogoutRedirectURI: URL?,
         state: String
     ) -> URL?
+
+    /// Whether the end-session page redirects back to the app's `post_logout_redirect_uri` with
+    /// its `state`, so that a presenter can wait for it. Default `true`; `false` for a logout page
+    /// that returns to a fixed URL of its own (Cognito's `logout_uri`): the caller opens the URL
+    /// from ``LogoutResult/endSessionURL`` and nothing is awaited.
+    var endSessionReturnsToApp: Bool { get }
 }
 
 extension AuthProvider {
@@ -158,6 +164,8 @@ extension AuthProvider {
     public var idTokenValidation: IDTokenValidationOptions { IDTokenValidationOptions() }
 
     public var apiBaseURL: URL? { configuration.issuer }
+
+    public var endSessionReturnsToApp: Bool { true }
 
     public func endSessionURL(
         metadata: ProviderMetadata,

@@ -1,0 +1,59 @@
+// cognito-login: sign in to an Amazon Cognito user pool from the command line.
+//
+//   cognito-login login --region eu-west-1 --user-pool-id eu-west-1_AbCdEf123 --domain myapp \
+//       --client-id 1example23456789 --logout-uri https://example.com/signed-out
+//   cognito-login logout
+import ArgumentParser
+import NativeAuth
+import NativeAuthCognito
+import NativeAuthCommands
+
+@main
+struct CognitoLogin: AsyncParsableCommand, NativeAuthTool {
+    static let configuration = CommandConfiguration(
+        commandName: "cognito-login",
+        abstract: "Sign in to an Amazon Cognito user pool and keep the tokens.",
+        discussion: """
+            Example:
+              cognito-login login --region eu-west-1 --user-pool-id eu-west-1_AbCdEf123 --domain myapp \\
+                  --client-id 1example23456789 --logout-uri https://example.com/signed-out
+            Add http://127.0.0.1/callback to the app client's callback URLs, and the --logout-uri to
+            its sign-out URLs.
+            """,
+        subcommands: [
+            LoginCommand<CognitoLogin>.self, StatusCommand<CognitoLogin>.self, TokenCommand<CognitoLogin>.self,
+            APICommand<CognitoLogin>.self, UserInfoCommand<CognitoLogin>.self, RefreshCommand<CognitoLogin>.self,
+            LogoutCommand<CognitoLogin>.self,
+        ]
+    )
+
+    static let toolName = "cognito-login"
+    static let defaultProvider = CognitoProvider.id
+
+    static func makeRegistry() throws -> ProviderRegistry {
+        var registry = ProviderRegistry()
+        try registry.register(CognitoProvider.self)
+        return registry
+    }
+
+    /// Where the user pool is, and where its logout page returns to.
+    struct ProviderOptions: ProviderOptionSet {
+        @Option(name: .long, help: "The AWS region of the user pool, like eu-west-1.")
+        var region: String?
+        @Option(name: .customLong("user-pool-id"), help: "The user pool id, like eu-west-1_AbCdEf123.")
+        var userPoolID: String?
+        @Option(name: .long, help: "The user pool domain: a prefix, or a custom domain URL.")
+        var domain: String?
+        @Option(name: .customLong("logout-uri"), help: "An allowed sign-out URL of the app client.")
+        var logoutURI: String?
+
+        var settings: [String: String] {
+            var settings: [String: String] = [:]
+            settings["region"] = region
+            settings["user_pool_id"] = userPoolID
+            settings["domain"] = domain
+            settings["logout_uri"] = logoutURI
+            return settings
+        }
+    }
+}

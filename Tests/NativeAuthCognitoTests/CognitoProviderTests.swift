@@ -1,0 +1,264 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+import JWTKit
+import LenientJSON
+import NativeAuth
+import NativeAuthCognito
+import Synchronization
+import TestSupport
+import Testing
+
+/// ID token claims for the fake.
+struct CognitoClaims: JWTPayload {
+    var iss: String
+    var sub = "6f1c7a2e-cognito-user"
+    var aud: String
+    var exp: Int
+    var iat: Int
+    var nonce: String?
+    var email = "user@example.test"
+    var tokenUse = "id"
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, nonce, email
+        case tokenUse = "token_use"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// A Cognito user pool stand-in, as AWS documents it: discovery at the issuer (the pool path), the
+/// hosted UI on the same host (authorize approves at once), tokens with signed ID tokens, refresh
+/// without rotation, `/oauth2/revoke` for refresh tokens only, `/oauth2/userInfo` with
+/// `email_verified` as a string, and `/logout` that checks `client_id` and `logout_uri`.
+final class FakeCognito: Sendable {
+    let server: TestHTTPServer
+    let key = ES256PrivateKey()
+    let allowedLogoutURI: String
+    private let log = Mutex<[String]>([])
+    private let nonces = Mutex<[String: String]>([:])
+    private let refreshTokens = Mutex<Set<String>>([])
+    private let accessTokens = Mutex<Set<String>>([])
+
+    private init(server: TestHTTPServer, allowedLogoutURI: String) {
+        self.server = server
+        self.allowedLogoutURI = allowedLogoutURI
+    }
+
+    static func start() async throws -> FakeCognito {
+        let holder = Holder()
+        let server = try await TestHTTPServer.start { request in
+            guard let cognito = holder.cognito else { return .text("starting", status: 503) }
+            return await cognito.answer(request)
+        }
+        let cognito = FakeCognito(server: server, allowedLogoutURI: server.url("/signed-out").absoluteString)
+        holder.cognito = cognito
+        return cognito
+    }
+
+    var issuer: String { server.url("/eu-west-1_TestPool").absoluteString }
+    var domain: String { server.url("").absoluteString }
+    var requests: [String] { log.withLock { $0 } }
+
+    private func idToken(nonce: String?) async -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: "cognito-key")
+        let now = Int(Date().timeIntervalSince1970)
+        let claims = CognitoClaims(iss: issuer, aud: "cognito-client", exp: now + 3600, iat: now, nonce: nonce)
+        return (try? await keys.sign(claims, kid: "cognito-key")) ?? ""
+    }
+
+    private func answer(_ request: TestRequest) async -> TestResponse {
+        let parts = request.uri.split(separator: "?", maxSplits: 1)
+        let path = parts.first.map(String.init) ?? ""
+        let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
+        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        log.withLock { $0.append(path) }
+        switch path {
+        case "/eu-west-1_TestPool/.well-known/openid-configuration":
+            return .json(
+                #"{"issuer": "\#(issuer)", "authorization_endpoint": "\#(domain)/oauth2/authorize", "#
+                    + #""token_endpoint": "\#(domain)/oauth2/token", "userinfo_endpoint": "\#(domain)/oauth2/userInfo", "#
+                    + #""jwks_uri": "\#(issuer)/.well-known/jwks.json", "response_types_supported": ["code", "token"], "#
+                    + #""id_token_signing_alg_values_supported": ["ES256"], "token_endpoint_auth_methods_supported": "#
+                    + #"["client_secret_basic", "client_secret_post"], "scopes_supported": ["openid", "email", "phone", "profile"]}"#
+            )
+        case "/eu-west-1_TestPool/.well-known/jwks.json":
+            let parameters = key.publicKey.parameters
+            return .json(
+                #"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "cognito-key", "use": "sig", "#
+                    + #""x": "\#(parameters?.x ?? "")", "y": "\#(parameters?.y ?? "")"}]}"#)
+        case "/oauth2/authorize":
+            let code = UUID().uuidString
+            nonces.withLock { $0[code] = query.first(named: "nonce") }
+            let back = FormURLEncoding.encode([
+                FormField("code", code), FormField("state", query.first(named: "state") ?? ""),
+            ])
+            return TestResponse(
+                status: 302, headers: [("Location", (query.first(named: "redirect_uri") ?? "") + "?" + back)])
+        case "/oauth2/token":
+            let access = "access-" + UUID().uuidString
+            accessTokens.withLock { _ = $0.insert(access) }
+            if form.first(named: "grant_type") == "refresh_token" {
+                guard refreshTokens.withLock({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
+                    return .json(#"{"error": "invalid_grant"}"#, status: 400)
+                }
+                // No rotation: no refresh_token in the answer.
+                return .json(
+                    #"{"access_token": "\#(access)", "id_token": "\#(await idToken(nonce: nil))", "#
+                        + #""token_type": "Bearer", "expires_in": 3600}"#)
+            }
+            guard let nonce = nonces.withLock({ $0.removeValue(forKey: form.first(named: "code") ?? "") }) else {
+                return .json(#"{"error": "invalid_grant"}"#, status: 400)
+            }
+            let refresh = "refresh-" + UUID().uuidString
+            refreshTokens.withLock { _ = $0.insert(refresh) }
+            return .json(
+                #"{"access_token": "\#(access)", "id_token": "\#(await idToken(nonce: nonce))", "#
+                    + #""refresh_token": "\#(refresh)", "token_type": "Bearer", "expires_in": 3600}"#)
+        case "/oauth2/userInfo":
+            let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            guard accessTokens.withLock({ $0.contains(token) }) else {
+                return TestResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            }
+            return .json(
+                #"{"sub": "6f1c7a2e-cognito-user", "email_verified": "true", "email": "user@example.test", "#
+                    + #""username": "6f1c7a2e-cognito-user"}"#)
+        case "/oauth2/revoke":
+            let token = form.first(named: "token") ?? ""
+            if refreshTokens.withLock({ $0.remove(token) }) != nil { return TestResponse(status: 200) }
+            return .json(#"{"error": "unsupported_token_type"}"#, status: 400)
+        case "/logout":
+            guard query.first(named: "client_id") == "cognito-client",
+                query.first(named: "logout_uri") == allowedLogoutURI
+            else {
+                return .text(
+                    "<html>Required String parameter 'redirect_uri' is not present</html>", status: 400,
+                    contentType: "text/html")
+            }
+            return TestResponse(status: 302, headers: [("Location", allowedLogoutURI)])
+        case "/signed-out":
+            return .text("<html>Signed out</html>", contentType: "text/html")
+        default:
+            return .text("not found", status: 404)
+        }
+    }
+
+    private final class Holder: @unchecked Sendable {
+        // Set once, before the server's address is known to anyone.
+        var cognito: FakeCognito?
+    }
+}
+
+@Suite struct CognitoProviderTests {
+    @Test func theIssuerComesFromRegionAndPoolAndTheDomainFromItsPrefix() throws {
+        let provider = try CognitoProvider(
+            configuration: ProviderConfiguration(
+                clientID: "c",
+                additional: [
+                    "region": "eu-west-1", "user_pool_id": "eu-west-1_AbC", "domain": "myapp",
+                    "logout_uri": "https://example.com/out",
+                ]
+            )
+        )
+        #expect(
+            provider.configuration.issuer?.absoluteString == "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC"
+        )
+        #expect(provider.domain?.absoluteString == "https://myapp.auth.eu-west-1.amazoncognito.com")
+        let custom = try CognitoProvider(
+            configuration: ProviderConfiguration(
+                issuer: URL(string: "https://cognito-idp.us-east-2.amazonaws.com/us-east-2_X"), clientID: "c",
+                additional: ["domain": "https://login.example.com/"]))
+        #expect(custom.domain?.absoluteString == "https://login.example.com")
+
+        let missing = #expect(throws: AuthError.self) {
+            try CognitoProvider(
+                configuration: ProviderConfiguration(clientID: "c", additional: ["region": "eu-west-1"]))
+        }
+        #expect(missing?.message.contains("user_pool_id") == true)
+    }
+
+    @Test func signsInRefreshesWithoutRotationRevokesAndBuildsTheLogoutURL() async throws {
+        let cognito = try await FakeCognito.start()
+        let configuration = ProviderConfiguration(
+            issuer: URL(string: cognito.issuer),
+            clientID: "cognito-client",
+            scopes: ["openid", "email"],
+            additional: ["domain": .string(cognito.domain), "logout_uri": .string(cognito.allowedLogoutURI)]
+        )
+        let store = MemoryTokenStore()
+        let auth = Authenticator(provider: try CognitoProvider(configuration: configuration), store: store)
+        let browser = ClosureBrowser()
+        let tokens = try await auth.login(
+            presenter: LoopbackPresenter(
+                configuration: .init(timeout: .seconds(30), opener: browser, output: ConsoleOutput { _ in })))
+        #expect(tokens.subject == "6f1c7a2e-cognito-user", "the ES256 ID token validated")
+        #expect(try await auth.userInfo().emailVerified == true, "\"true\" is read as a boolean")
+
+        let refreshed = try await auth.refresh()
+        #expect(refreshed.refreshToken == tokens.refreshToken, "Cognito does not rotate")
+        #expect(refreshed.accessToken != tokens.accessToken)
+
+        let result = try await auth.logout(presenter: LoopbackPresenter())
+        #expect(result.revocationAttempted)
+        #expect(result.revocationError == nil, "an unrevocable access token is not an error")
+        #expect(cognito.requests.filter { $0 == "/oauth2/revoke" }.count == 2)
+        #expect(!result.endSessionCompleted, "nothing is awaited")
+        let logout = try #require(result.endSessionURL)
+        let query = FormURLEncoding.decode(try #require(logout.query))
+        #expect(logout.path == "/logout")
+        #expect(query.first(named: "client_id") == "cognito-client")
+        #expect(query.first(named: "logout_uri") == cognito.allowedLogoutURI)
+        #expect(await store.load(auth.key) == nil)
+        await cognito.server.stop()
+    }
+}
+
+/// A browser that fetches the URL and follows redirects (to the loopback receiver).
+struct ClosureBrowser: BrowserOpener {
+    func open(_ url: URL) async throws {
+        var current = url
+        for _ in 0..<5 {
+            var request = HTTPRequest(method: .get, url: current)
+            request.headerFields[.accept] = "text/html"
+            let (response, _) = try await URLSessionTransport().send(request, body: nil)
+            guard (300..<400).contains(response.status.code), let location = response.headerFields[.location],
+                let next = URL(string: location, relativeTo: current)?.absoluteURL
+            else { return }
+            current = next
+        }
+    }
+}
+
+@Suite struct CognitoLoginCLITests {
+    @Test func signsInShowsUserinfoRefreshesAndLogsOutThroughTheLogoutPage() async throws {
+        let cognito = try await FakeCognito.start()
+        let directory = try TemporaryDirectory()
+        let cli = cliPath("cognito-login")
+        let common = [
+            "--issuer", cognito.issuer, "--domain", cognito.domain, "--client-id", "cognito-client",
+            "--logout-uri", cognito.allowedLogoutURI, "--scope", "openid email", "--store", directory.path + "/store",
+        ]
+        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "Signed in as user@example.test\n")
+
+        let userinfo = try await run(cli, ["userinfo", "--json"] + common)
+        #expect(userinfo.status == 0, "\(userinfo.stderr)")
+        #expect(userinfo.stdout.contains("6f1c7a2e-cognito-user"))
+
+        let refresh = try await run(cli, ["refresh"] + common)
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+
+        let logout = try await run(cli, ["logout"] + common, environment: ["BROWSER": browser])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(cognito.requests.contains("/logout"), "the logout page was opened")
+        #expect(cognito.requests.last == "/signed-out", "and it accepted the logout_uri")
+        let status = try await run(cli, ["status", "--json"] + common)
+        #expect(try JSONValue.parse(status.stdout).objectValue?["signed_in"] == false)
+        await cognito.server.stop()
+    }
+}
