@@ -12,6 +12,13 @@ let package = Package(
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
     ],
+    // Which provider modules the all-providers `nativeauth` CLI links: `swift build --traits Cognito`
+    // builds it with Cognito only (plus the generic OIDC provider, which is always there).
+    traits: [
+        .trait(name: "GitHub", description: "Link NativeAuthGitHub into nativeauth."),
+        .trait(name: "Cognito", description: "Link NativeAuthCognito into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -91,6 +98,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/CognitoLogin"
+        ),
+        .executableTarget(
+            name: "nativeauth",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthCommands",
+                .target(name: "NativeAuthGitHub", condition: .when(traits: ["GitHub"])),
+                .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/NativeAuthCLI"
         ),
         // A real HTTP server on loopback for tests (SwiftNIO), shared by the test targets.
         .target(

@@ -8,6 +8,8 @@
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
 #   5. lints Sources, Tests, Samples and Plugins with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
+#   7. builds `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
+#      names the missing trait when asked for GitHub (package traits, compile-time provider choice)
 #
 # Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
 set -euo pipefail
@@ -20,6 +22,7 @@ needed=()
 pkg-config --exists jansson 2>/dev/null || needed+=(libjansson-dev)
 command -v pkg-config >/dev/null 2>&1 || needed+=(pkg-config)
 command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
+command -v strings >/dev/null 2>&1 || needed+=(binutils)
 if ((${#needed[@]} > 0)); then
     log "installing ${needed[*]}"
     sudo=()
@@ -71,5 +74,21 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
         --warnings-as-errors >/dev/null
 fi
+
+# --- 7. package traits ---------------------------------------------------------------------------
+log "building nativeauth with --traits Cognito only"
+swift build --traits Cognito --product nativeauth
+providers=$(.build/debug/nativeauth --help | grep 'Providers in this build')
+[[ $providers == *"oidc, cognito."* ]] || { echo "unexpected: $providers" >&2; exit 1; }
+if strings .build/debug/nativeauth | grep -q GitHubProvider; then
+    echo "the Cognito-only nativeauth links GitHub code" >&2
+    exit 1
+fi
+set +e
+answer=$(.build/debug/nativeauth login --provider github --client-id x 2>&1)
+status=$?
+set -e
+[[ $status == 1 && $answer == *"without the GitHub trait"* ]] || { echo "unexpected: $status $answer" >&2; exit 1; }
+swift build --product nativeauth >/dev/null  # back to the default traits
 
 log "all checks passed"

@@ -21,7 +21,14 @@ enum CommandSupport {
         let merged = providerOptions.settings.merging(settings) { $1 }
         let (configuration, storeDirectory) = try options.resolve(for: tool, settings: merged)
         let registry = try Tool.makeRegistry()
-        let provider = try registry.makeProvider(configuration)
+        let provider: any AuthProvider
+        do {
+            provider = try registry.makeProvider(configuration)
+        } catch let error as AuthError where error.code == .providerNotRegistered {
+            var error = error
+            if let hint = Tool.omittedProviders[configuration.provider] { error.hint = hint }
+            throw error
+        }
         let logger = makeLogger(label: Tool.toolName)
         return Authenticator(
             provider: provider,

@@ -29,6 +29,13 @@ public protocol NativeAuthTool {
     static var defaultProvider: String { get }
     /// The providers this tool linked, registered.
     static func makeRegistry() throws -> ProviderRegistry
+    /// Hints for provider ids this build left out, by id ("rebuild with the GitHub trait"); shown
+    /// when a configuration asks for one. Default: none.
+    static var omittedProviders: [String: String] { get }
+}
+
+extension NativeAuthTool {
+    public static var omittedProviders: [String: String] { [:] }
 }
 
 /// A tool's provider-specific options, parsed with every command and turned into configuration

@@ -330,3 +330,26 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         await github.server.stop()
     }
 }
+
+@Suite struct NativeAuthCLIWithGitHubTests {
+    @Test func theAllProvidersCLIPicksGitHubFromTheConfigFile() async throws {
+        let github = try await FakeGitHub.start()
+        let directory = try TemporaryDirectory()
+        let config = directory.path + "/github.json"
+        try #"{"provider": "github", "host": "\#(github.host)", "client_id": "Iv1.client", "scope": "repo read:org"}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let cli = cliPath("nativeauth")
+        let common = ["--config", config, "--client-secret", "the-secret", "--store", directory.path + "/store"]
+        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "Signed in as octocat\n")
+        let api = try await run(cli, ["api", "/user"] + common)
+        #expect(api.stdout.contains("octocat"), "\(api.stderr)")
+
+        let unknown = try await run(cli, ["status", "--provider", "gitlab", "--client-id", "c"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("registered: cognito, github, oidc"))
+        await github.server.stop()
+    }
+}
