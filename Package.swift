@@ -11,13 +11,15 @@ let package = Package(
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
+        .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
     ],
     // Which provider modules the all-providers `nativeauth` CLI links: `swift build --traits Cognito`
     // builds it with Cognito only (plus the generic OIDC provider, which is always there).
     traits: [
         .trait(name: "GitHub", description: "Link NativeAuthGitHub into nativeauth."),
         .trait(name: "Cognito", description: "Link NativeAuthCognito into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito"]),
+        .trait(name: "Google", description: "Link NativeAuthGoogle into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito", "Google"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -59,6 +61,7 @@ let package = Package(
             ]
         ),
         .target(name: "NativeAuthCognito", dependencies: ["NativeAuth", "LenientJSON"]),
+        .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
         .target(
             name: "NativeAuthCommands",
             dependencies: [
@@ -100,12 +103,23 @@ let package = Package(
             path: "Samples/CognitoLogin"
         ),
         .executableTarget(
+            name: "google-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthGoogle",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/GoogleLogin"
+        ),
+        .executableTarget(
             name: "nativeauth",
             dependencies: [
                 "NativeAuth",
                 "NativeAuthCommands",
                 .target(name: "NativeAuthGitHub", condition: .when(traits: ["GitHub"])),
                 .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
+                .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
@@ -122,6 +136,16 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
+        .testTarget(
+            name: "NativeAuthGoogleTests",
+            dependencies: [
+                "NativeAuthGoogle",
+                "NativeAuth",
+                "TestSupport",
+                "LenientJSON",
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
         .testTarget(
             name: "NativeAuthCognitoTests",
             dependencies: [

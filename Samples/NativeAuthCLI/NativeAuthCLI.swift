@@ -1,5 +1,5 @@
-// nativeauth: one CLI for every provider compiled in (package traits GitHub and Cognito, both on
-// by default; the generic OpenID Connect provider is always there).
+// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito and Google,
+// all on by default; the generic OpenID Connect provider is always there).
 //
 //   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret …
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
@@ -13,6 +13,9 @@ import NativeAuthCommands
 #endif
 #if Cognito
     import NativeAuthCognito
+#endif
+#if Google
+    import NativeAuthGoogle
 #endif
 
 @main
@@ -45,6 +48,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Cognito
             ids.append(CognitoProvider.id)
         #endif
+        #if Google
+            ids.append(GoogleProvider.id)
+        #endif
         return ids
     }
 
@@ -57,6 +63,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Cognito
             try registry.register(CognitoProvider.self)
         #endif
+        #if Google
+            try registry.register(GoogleProvider.self)
+        #endif
         return registry
     }
 
@@ -67,6 +76,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #endif
         #if !Cognito
             omitted["cognito"] = "this nativeauth was built without the Cognito trait: swift build --traits Cognito"
+        #endif
+        #if !Google
+            omitted["google"] = "this nativeauth was built without the Google trait: swift build --traits Google"
         #endif
         return omitted
     }

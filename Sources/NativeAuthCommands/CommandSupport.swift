@@ -101,8 +101,49 @@ enum CommandSupport {
         }
     }
 
+    /// The exit statuses, for every command's `--help`.
+    static let exitStatusHelp = """
+        Exit status: 0 on success; 1 on an authentication, token-store or configuration error (one line \
+        `error: <code>: <message>` on stderr, then a hint); 64 on a usage error.
+        """
+
+    /// Whether standard error is a terminal that may show progress and colour (`NO_COLOR` and
+    /// `TERM=dumb` turn both off).
+    static var stderrIsInteractive: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return isatty(STDERR_FILENO) == 1 && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
+
+    /// Runs `body`, showing `message` with the elapsed time on standard error while it waits, on a
+    /// terminal only; the line is cleared afterwards.
+    static func withProgress<T: Sendable>(
+        _ message: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard stderrIsInteractive else { return try await body() }
+        let ticker = Task {
+            var seconds = 0
+            while !Task.isCancelled {
+                // The first seconds belong to the presenter's own lines (the URL, a prompt).
+                if seconds >= 2 {
+                    let clock = "\(seconds / 60):" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)"
+                    FileHandle.standardError.write(Data("\r\u{1B}[2K\(message) \(clock)".utf8))
+                }
+                try? await Task.sleep(for: .seconds(1))
+                seconds += 1
+            }
+        }
+        defer {
+            ticker.cancel()
+            FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+        }
+        return try await body()
+    }
+
     static func report<Tool: NativeAuthTool>(_ error: AuthError, tool: Tool.Type) {
-        var lines = ["error: \(error.description)"]
+        // Red on a terminal only; the text is the same either way.
+        let label = stderrIsInteractive ? "\u{1B}[31merror:\u{1B}[0m" : "error:"
+        var lines = ["\(label) \(error.description)"]
         if error.isLoginRequired {
             lines.append("hint: run `\(Tool.toolName) login`")
         } else if let hint = error.hint {

@@ -14,7 +14,8 @@ internal import NativeAuth
 /// Prints `Signed in as …` on stdout; URLs, hints and prompts go to stderr.
 public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "login", abstract: "Sign in and store the tokens.")
+        CommandConfiguration(
+            commandName: "login", abstract: "Sign in and store the tokens.", discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -64,12 +65,18 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let authenticator = try CommandSupport.makeAuthenticator(
                 Tool.self, options: connection, providerOptions: providerOptions, settings: settings)
             let presenter = device ? nil : try presenter()
+            // A progress line on a terminal, except while the person may be typing a paste.
+            let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
+            let showsProgress = !paste && !noBrowser
             let tokens = try await CommandSupport.cancellingOnSignals {
-                if let presenter {
-                    try await authenticator.login(presenter: presenter)
-                } else {
-                    try await authenticator.loginWithDevice()
+                let signIn: @Sendable () async throws -> TokenSet = {
+                    if let presenter {
+                        try await authenticator.login(presenter: presenter)
+                    } else {
+                        try await authenticator.loginWithDevice()
+                    }
                 }
+                return showsProgress ? try await CommandSupport.withProgress(progress, signIn) : try await signIn()
             }
             // Providers without ID tokens (GitHub) name the account through their userinfo.
             var name = tokens.displayName ?? tokens.subject

@@ -5,7 +5,9 @@ internal import NativeAuth
 /// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL.
 public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "logout", abstract: "Revoke and remove the tokens, and end the session.")
+        CommandConfiguration(
+            commandName: "logout", abstract: "Revoke and remove the tokens, and end the session.",
+            discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions

@@ -9,7 +9,9 @@ internal import NativeAuth
 /// (array) and `has_refresh_token`. An empty or missing store is a success (`signed_in: false`).
 public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "status", abstract: "Show what is stored (never a token).")
+        CommandConfiguration(
+            commandName: "status", abstract: "Show what is stored (never a token).",
+            discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions

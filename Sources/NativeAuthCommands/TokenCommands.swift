@@ -7,7 +7,9 @@ internal import NativeAuth
 /// `token`: prints a valid access token, refreshing if needed — exactly one line, for piping.
 public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "token", abstract: "Print a valid access token (refreshing if needed).")
+        CommandConfiguration(
+            commandName: "token", abstract: "Print a valid access token (refreshing if needed).",
+            discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -28,7 +30,8 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 /// `refresh`: refreshes the tokens now.
 public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "refresh", abstract: "Refresh the tokens now.")
+        CommandConfiguration(
+            commandName: "refresh", abstract: "Refresh the tokens now.", discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -53,7 +56,9 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 /// A path is resolved against the provider's API base (`AuthProvider.apiBaseURL`).
 public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "api", abstract: "Send an authorized GET and print the response body.")
+        CommandConfiguration(
+            commandName: "api", abstract: "Send an authorized GET and print the response body.",
+            discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions
@@ -102,7 +107,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 /// `userinfo [--json]`: the userinfo claims.
 public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "userinfo", abstract: "Show the claims of the signed-in account.")
+        CommandConfiguration(
+            commandName: "userinfo", abstract: "Show the claims of the signed-in account.",
+            discussion: CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var connection: ConnectionOptions

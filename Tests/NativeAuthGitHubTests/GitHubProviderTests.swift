@@ -349,7 +349,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 
         let unknown = try await run(cli, ["status", "--provider", "gitlab", "--client-id", "c"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains("registered: cognito, github, oidc"))
+        #expect(unknown.stderr.contains("registered: cognito, github, google, oidc"))
         await github.server.stop()
     }
 }

@@ -51,6 +51,21 @@ import Testing
         let result = try await run(cli, ["login", "--port", "not-a-number"])
         #expect(result.status == 64)
     }
+
+    @Test func colourOnlyOnATerminal() async throws {
+        let arguments = ["login", "--issuer", "https://id.example.com"]
+        // `script` gives the command a terminal; its output comes back on our pipe.
+        let onTerminal = try await run(
+            "/usr/bin/script", ["-qc", ([cli] + arguments).joined(separator: " "), "/dev/null"])
+        #expect(onTerminal.stdout.contains("\u{1B}[31merror:\u{1B}[0m configuration_invalid"))
+        let noColor = try await run(
+            "/usr/bin/script", ["-qc", ([cli] + arguments).joined(separator: " "), "/dev/null"],
+            environment: ["NO_COLOR": "1"])
+        #expect(noColor.stdout.hasPrefix("error: configuration_invalid"))
+        let piped = try await run(cli, arguments)
+        #expect(piped.stderr.hasPrefix("error: configuration_invalid"))
+        #expect(!piped.stderr.contains("\u{1B}"))
+    }
 }
 
 @Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
@@ -59,6 +74,25 @@ struct CLISignInTests {
     let cli = cliPath("oidc-login")
 
     init() throws { server = try TestServer.load() }
+
+    @Test func aTerminalShowsProgressWhileTheBrowserTakesItsTime() async throws {
+        let directory = try TemporaryDirectory()
+        // The "person" waits three seconds before signing in.
+        let slowBrowser = "/bin/sh -c 'sleep 3; exec \"$0\" \"$@\"' " + TestServer.browserCommand()
+        let command = [
+            cli, "login", "--issuer", server.issuer.absoluteString, "--client-id", server.publicClientID, "--store",
+            directory.path + "/store",
+        ].joined(separator: " ")
+        let result = try await run(
+            "/usr/bin/script", ["-qc", command, "/dev/null"], environment: ["BROWSER": slowBrowser, "TERM": "xterm"])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("Waiting for the browser… 0:02"))
+        // The progress line is erased once the sign-in is done.
+        let afterProgress = try #require(result.stdout.range(of: "Waiting for the browser…", options: .backwards))
+        let rest = result.stdout[afterProgress.upperBound...]
+        #expect(rest.contains("\r\u{1B}[2K"))
+        #expect(rest.contains("\r\u{1B}[2KSigned in as "))
+    }
 
     @Test func loginThenStatusNeverPrintsATokenAndHonoursPrecedence() async throws {
         let directory = try TemporaryDirectory()

@@ -9,6 +9,12 @@ public struct AuthorizationRequest: Sendable {
         public var scopes: [String]
         /// The redirect URI of this sign-in.
         public var redirectURI: URL
+
+        /// Creates parameters (for testing a provider's ``AuthProvider/authorizationParameters(for:)``).
+        public init(scopes: [String], redirectURI: URL) {
+            self.scopes = scopes
+            self.redirectURI = redirectURI
+        }
     }
 
     /// The URL to open in the browser.

@@ -21,17 +21,24 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
     /// Accepts extra audiences without an `azp` equal to the client id.
     public var allowUntrustedAudiences: Bool
 
+    /// Other spellings of the issuer that the provider documents for `iss` (Google:
+    /// `accounts.google.com` beside `https://accounts.google.com`). Not an opt-out: only these
+    /// exact values are accepted besides the issuer.
+    public var issuerAliases: Set<String>
+
     /// Creates options; every check is on unless turned off here.
     public init(
         leeway: TimeInterval = 60,
         insecureSkipSignatureCheck: Bool = false,
         allowIssuerMismatch: Bool = false,
-        allowUntrustedAudiences: Bool = false
+        allowUntrustedAudiences: Bool = false,
+        issuerAliases: Set<String> = []
     ) {
         self.leeway = leeway
         self.insecureSkipSignatureCheck = insecureSkipSignatureCheck
         self.allowIssuerMismatch = allowIssuerMismatch
         self.allowUntrustedAudiences = allowUntrustedAudiences
+        self.issuerAliases = issuerAliases
     }
 
     /// The names of the opt-outs in use, for the warning logged with each validation.

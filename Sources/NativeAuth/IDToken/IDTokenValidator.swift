@@ -145,7 +145,7 @@ struct IDTokenValidator {
         expected: IDTokenExpectations
     ) throws(AuthError) {
         let issuer = try? claims.string("iss")
-        if issuer != expected.issuer {
+        if issuer != expected.issuer, !(issuer.map { options.issuerAliases.contains($0) } ?? false) {
             if options.allowIssuerMismatch {
                 logger.warning(
                     "ID token iss differs from the issuer (allowIssuerMismatch)",

@@ -1,0 +1,39 @@
+// google-login: sign in with a Google account from the command line.
+//
+//   google-login login --client-id 1234-abc.apps.googleusercontent.com --client-secret GOCSPX-…
+//   google-login login --device --client-id … --client-secret …
+//   google-login userinfo
+import ArgumentParser
+import NativeAuth
+import NativeAuthCommands
+import NativeAuthGoogle
+
+@main
+struct GoogleLogin: AsyncParsableCommand, NativeAuthTool {
+    static let configuration = CommandConfiguration(
+        commandName: "google-login",
+        abstract: "Sign in with a Google account and keep the tokens.",
+        discussion: """
+            Example:
+              google-login login --client-id 1234-abc.apps.googleusercontent.com --client-secret "$SECRET"
+              google-login userinfo
+            Use a "Desktop app" OAuth client: Google accepts any loopback port for it. Its client
+            secret is not secret (anyone with the binary has it); PKCE protects the sign-in.
+            --issuer overrides https://accounts.google.com (for tests).
+            """,
+        subcommands: [
+            LoginCommand<GoogleLogin>.self, StatusCommand<GoogleLogin>.self, TokenCommand<GoogleLogin>.self,
+            APICommand<GoogleLogin>.self, UserInfoCommand<GoogleLogin>.self, RefreshCommand<GoogleLogin>.self,
+            LogoutCommand<GoogleLogin>.self,
+        ]
+    )
+
+    static let toolName = "google-login"
+    static let defaultProvider = GoogleProvider.id
+
+    static func makeRegistry() throws -> ProviderRegistry {
+        var registry = ProviderRegistry()
+        try registry.register(GoogleProvider.self)
+        return registry
+    }
+}
