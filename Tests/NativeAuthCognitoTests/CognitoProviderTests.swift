@@ -81,6 +81,7 @@ final class FakeCognito: Sendable {
             return .json(
                 #"{"issuer": "\#(issuer)", "authorization_endpoint": "\#(domain)/oauth2/authorize", "#
                     + #""token_endpoint": "\#(domain)/oauth2/token", "userinfo_endpoint": "\#(domain)/oauth2/userInfo", "#
+                    + #""end_session_endpoint": "\#(domain)/not-the-logout-page", "#
                     + #""jwks_uri": "\#(issuer)/.well-known/jwks.json", "response_types_supported": ["code", "token"], "#
                     + #""id_token_signing_alg_values_supported": ["ES256"], "token_endpoint_auth_methods_supported": "#
                     + #"["client_secret_basic", "client_secret_post"], "scopes_supported": ["openid", "email", "phone", "profile"]}"#
@@ -139,6 +140,13 @@ final class FakeCognito: Sendable {
                     contentType: "text/html")
             }
             return TestResponse(status: 302, headers: [("Location", allowedLogoutURI)])
+        case "/eu-west-1_TestPool/resource":
+            // A resource server behind the pool (API Gateway with a Cognito authorizer).
+            let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            guard accessTokens.withLock({ $0.contains(token) }) else {
+                return .json(#"{"message": "Unauthorized"}"#, status: 401)
+            }
+            return .json(#"{"items": ["from the API"]}"#)
         case "/signed-out":
             return .text("<html>Signed out</html>", contentType: "text/html")
         default:
@@ -249,6 +257,10 @@ struct ClosureBrowser: BrowserOpener {
         let userinfo = try await run(cli, ["userinfo", "--json"] + common)
         #expect(userinfo.status == 0, "\(userinfo.stderr)")
         #expect(userinfo.stdout.contains("6f1c7a2e-cognito-user"))
+
+        let api = try await run(cli, ["api", "/resource"] + common)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(api.stdout.contains("from the API"))
 
         let refresh = try await run(cli, ["refresh"] + common)
         #expect(refresh.status == 0, "\(refresh.stderr)")

@@ -147,6 +147,35 @@ final class FakeGitHub: Sendable {
 /// The presenter: approves at once, passing the PKCE challenge in the code.
 private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first(named: "code_challenge") ?? "") }
 
+@Suite struct GitHubErrorMapperTests {
+    @Test(
+        arguments: [
+            ("bad_verification_code", AuthOperation.tokenExchange, AuthError.Code.tokenExchangeFailed, nil),
+            ("incorrect_client_credentials", .tokenExchange, .configurationInvalid, "--client-secret"),
+            ("redirect_uri_mismatch", .tokenExchange, .configurationInvalid, "http://127.0.0.1/callback"),
+            ("bad_refresh_token", .refresh, .loginRequired, "sign in again"),
+            ("unsupported_grant_type", .tokenExchange, .configurationInvalid, nil),
+            ("device_flow_disabled", .deviceAuthorization, .configurationInvalid, "Device Flow"),
+            ("incorrect_device_code", .tokenExchange, .tokenExchangeFailed, nil),
+            ("authorization_pending", .tokenExchange, .tokenExchangeFailed, nil),
+        ] as [(String, AuthOperation, AuthError.Code, String?)])
+    func mapsGitHubsCodesSentWithHTTP200(error: String, operation: AuthOperation, code: AuthError.Code, hint: String?)
+        throws
+    {
+        var response = HTTPResponse(status: .ok)
+        response.headerFields[.contentType] = FormURLEncoding.mediaType
+        let body = Data("error=\(error)&error_description=Something&error_uri=https%3A%2F%2Fdocs.github.com".utf8)
+        let mapped = #expect(throws: AuthError.self) {
+            try GitHubProvider(configuration: ProviderConfiguration(clientID: "c")).decodeTokenResponse(
+                response, body: body,
+                context: .init(operation: operation, requestedScopes: [], receivedAt: Date()))
+        }
+        #expect(mapped?.code == code)
+        #expect(mapped?.oauthError == error, "the OAuth code is kept (the device poll reads it)")
+        if let hint { #expect(mapped?.hint?.contains(hint) == true, "\(mapped?.hint ?? "no hint")") }
+    }
+}
+
 @Suite struct GitHubProviderTests {
     private func provider(_ github: FakeGitHub, secret: String? = "the-secret") throws -> GitHubProvider {
         try GitHubProvider(
@@ -327,6 +356,22 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
             #expect(!result.stdout.contains("gho_") && !result.stderr.contains("gho_"), "no token on screen")
             #expect(!result.stderr.contains("the-secret"))
         }
+        await github.server.stop()
+    }
+}
+
+extension GitHubLoginCLITests {
+    @Test func theDeviceFlowPrintsCodeAndOpenAndSignsIn() async throws {
+        let github = try await FakeGitHub.start(.init(devicePolls: ["authorization_pending"]))
+        let directory = try TemporaryDirectory()
+        let login = try await run(
+            cliPath("github-login"),
+            ["login", "--device", "--host", github.host, "--client-id", "Iv1.client", "--store", directory.path + "/s"]
+        )
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stderr.contains("\nCode: WDJB-MJHT\n"))
+        #expect(login.stderr.contains("\nOpen: \(github.host)/login/device\n"))
+        #expect(login.stdout == "Signed in as octocat\n")
         await github.server.stop()
     }
 }

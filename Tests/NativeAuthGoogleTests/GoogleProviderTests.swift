@@ -30,6 +30,7 @@ final class FakeGoogle: Sendable {
     private let log = Mutex<[String]>([])
     private let codes = Mutex<[String: (nonce: String?, offline: Bool)]>([:])
     private let refreshTokens = Mutex<Set<String>>([])
+    private let accessTokens = Mutex<Set<String>>([])
 
     private init(server: TestHTTPServer) { self.server = server }
 
@@ -91,6 +92,7 @@ final class FakeGoogle: Sendable {
                 return .json(#"{"error": "invalid_client", "error_description": "Unauthorized"}"#, status: 401)
             }
             let access = "ya29." + UUID().uuidString
+            accessTokens.withLock { _ = $0.insert(access) }
             if form.first(named: "grant_type") == "refresh_token" {
                 guard refreshTokens.withLock({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
                     return .json(#"{"error": "invalid_grant", "error_description": "Bad Request"}"#, status: 400)
@@ -112,6 +114,13 @@ final class FakeGoogle: Sendable {
                     + #""id_token": "\#(await idToken(nonce: grant.nonce))"\#(refresh)}"#)
         case "/v1/userinfo":
             return .json(#"{"sub": "110169484474386276334", "email": "user@gmail.test", "email_verified": true}"#)
+        case "/drive/v3/about":
+            let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            guard accessTokens.withLock({ $0.contains(token) }) else {
+                return TestResponse(
+                    status: 401, headers: [("WWW-Authenticate", #"Bearer realm="https://accounts.google.com/""#)])
+            }
+            return .json(#"{"user": {"emailAddress": "user@gmail.test"}}"#)
         case "/revoke":
             refreshTokens.withLock { _ = $0.remove(form.first(named: "token") ?? "") }
             return TestResponse(status: 200)
@@ -154,12 +163,16 @@ final class FakeGoogle: Sendable {
         #expect(try JSONValue.parse(status.stdout).objectValue?["has_refresh_token"] == true, "offline access")
         let userinfo = try await run(cli, ["userinfo", "--json"] + common)
         #expect(userinfo.stdout.contains("110169484474386276334"), "\(userinfo.stderr)")
+        // A path is relative to the provider's API base (the issuer here; a full URL works too).
+        let api = try await run(cli, ["api", google.issuer + "/drive/v3/about"] + common)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(api.stdout.contains("emailAddress"))
         let refresh = try await run(cli, ["refresh"] + common)
         #expect(refresh.status == 0, "\(refresh.stderr)")
         let logout = try await run(cli, ["logout"] + common)
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(google.requests.filter { $0 == "/revoke" }.count == 2)
-        for result in [login, status, userinfo, refresh, logout] {
+        for result in [login, status, userinfo, api, refresh, logout] {
             #expect(!result.stdout.contains("ya29.") && !result.stderr.contains("ya29."))
             #expect(!result.stderr.contains("GOCSPX-not-secret"))
         }
