@@ -11,6 +11,12 @@ struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
     static let configuration = CommandConfiguration(
         commandName: "oidc-login",
         abstract: "Sign in to an OpenID Connect provider and keep the tokens.",
+        discussion: """
+            Example:
+              oidc-login login --issuer https://id.example.com --client-id my-cli
+              oidc-login api /me
+            Register http://127.0.0.1/callback as the client's redirect URI (any port is accepted).
+            """,
         subcommands: [
             LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self, TokenCommand<OIDCLogin>.self,
             APICommand<OIDCLogin>.self, UserInfoCommand<OIDCLogin>.self, RefreshCommand<OIDCLogin>.self,
