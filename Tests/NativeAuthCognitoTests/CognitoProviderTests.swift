@@ -249,7 +249,7 @@ struct ClosureBrowser: BrowserOpener {
             "--issuer", cognito.issuer, "--domain", cognito.domain, "--client-id", "cognito-client",
             "--logout-uri", cognito.allowedLogoutURI, "--scope", "openid email", "--store", directory.path + "/store",
         ]
-        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let browser = redirectFollowingBrowser
         let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout == "Signed in as user@example.test\n")

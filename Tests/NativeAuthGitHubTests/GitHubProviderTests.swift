@@ -328,7 +328,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
             directory.path + "/store",
         ]
         // The "browser" follows the authorize redirect back to the loopback receiver.
-        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let browser = redirectFollowingBrowser
         let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout == "Signed in as octocat\n")
@@ -385,7 +385,7 @@ extension GitHubLoginCLITests {
             .write(toFile: config, atomically: true, encoding: .utf8)
         let cli = cliPath("nativeauth")
         let common = ["--config", config, "--client-secret", "the-secret", "--store", directory.path + "/store"]
-        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let browser = redirectFollowingBrowser
         let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout == "Signed in as octocat\n")

@@ -154,7 +154,7 @@ final class FakeGoogle: Sendable {
             "--issuer", google.issuer, "--client-id", "google-client.apps.googleusercontent.com", "--client-secret",
             "GOCSPX-not-secret", "--scope", "openid email", "--store", directory.path + "/store",
         ]
-        let browser = "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+        let browser = redirectFollowingBrowser
         let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout == "Signed in as user@gmail.test\n", "the schemeless iss was accepted")

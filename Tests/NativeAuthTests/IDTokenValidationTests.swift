@@ -118,36 +118,9 @@ private final class StateHolder: @unchecked Sendable {
     var server: SigningServer?
 }
 
-/// A presenter that plays a browser which approves at once: it answers its own authorization URL
-/// with the right `state` and `iss`, and a code that carries the request's nonce to the test server.
-private struct ApprovingPresenter: UserAgentPresenter {
-    let server: SigningServer
-
-    func beginSession() async throws -> any UserAgentSession { Session(server: server) }
-
-    struct Session: UserAgentSession {
-        let server: SigningServer
-        var redirectURI: URL { URL(string: "http://127.0.0.1:9/callback") ?? URL(fileURLWithPath: "/") }
-
-        func authorize(
-            _ authorizationURL: URL,
-            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-        ) async throws -> AuthorizationResponse {
-            let query = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-            let fields = FormURLEncoding.decode(query)
-            let code = FormURLEncoding.encode(component: "nonce:" + (fields.first(named: "nonce") ?? ""))
-            let state = fields.first(named: "state") ?? ""
-            let callback =
-                "\(redirectURI.absoluteString)?code=\(code)&state=\(state)&iss="
-                + FormURLEncoding.encode(component: server.issuer)
-            guard let url = URL(string: callback), case .complete(let result) = handler(.redirect(url)) else {
-                throw AuthError(.invalidState, "the callback was not accepted")
-            }
-            return try result.get()
-        }
-
-        func close() async {}
-    }
+/// Approves at once, with a code that carries the request's nonce to the test server.
+private func approving(_ server: SigningServer) -> AutoApprovingPresenter {
+    AutoApprovingPresenter(issuer: server.issuer) { fields in "nonce:" + (fields.first(named: "nonce") ?? "") }
 }
 
 /// A provider with ID-token opt-outs.
@@ -191,7 +164,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         let configuration = testConfiguration(issuer: try #require(URL(string: server.issuer)))
         let auth = Authenticator(
             provider: try provider ?? GenericOIDCProvider(configuration: configuration), store: store)
-        return (auth, try await auth.login(presenter: ApprovingPresenter(server: server)))
+        return (auth, try await auth.login(presenter: approving(server)))
     }
 
     /// Signs in and expects `id_token_invalid` with `reason` in the message, and an empty store.
@@ -200,7 +173,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         let configuration = testConfiguration(issuer: try #require(URL(string: server.issuer)))
         let auth = Authenticator(provider: try GenericOIDCProvider(configuration: configuration), store: store)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: ApprovingPresenter(server: server))
+            try await auth.login(presenter: approving(server))
         }
         #expect(error?.code == .idTokenInvalid)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "no error")")
@@ -246,9 +219,9 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
 
         server.setKeys([try publicJWK(new, kid: "new")])
         server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: new, kid: "new")) ?? "" }
-        _ = try await auth.login(presenter: ApprovingPresenter(server: server))
+        _ = try await auth.login(presenter: approving(server))
         #expect(server.jwksRequests == 2, "one refetch for the new kid")
-        _ = try await auth.login(presenter: ApprovingPresenter(server: server))
+        _ = try await auth.login(presenter: approving(server))
         #expect(server.jwksRequests == 2, "the new key is cached")
         await server.server.stop()
     }
@@ -263,7 +236,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: key, kid: "k1")) ?? "" }
         let signedIn = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 {
-                group.addTask { (try? await auth.login(presenter: ApprovingPresenter(server: server))) != nil }
+                group.addTask { (try? await auth.login(presenter: approving(server))) != nil }
             }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
@@ -389,7 +362,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         }
         let auth = Authenticator(provider: try LaxProvider(configuration: configuration), store: MemoryTokenStore())
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: ApprovingPresenter(server: server))
+            try await auth.login(presenter: approving(server))
         }
         #expect(error?.code == .idTokenInvalid, "the claims are still checked")
         await server.server.stop()

@@ -172,3 +172,8 @@ public final class TemporaryDirectory: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// A `$BROWSER` that fetches the URL and follows redirects (a stand-in's authorize page that
+/// approves at once, back to the loopback receiver; a logout page).
+public let redirectFollowingBrowser =
+    "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
