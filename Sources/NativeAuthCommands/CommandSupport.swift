@@ -12,32 +12,6 @@ internal import Synchronization
 
 /// Shared plumbing of the commands: building the authenticator, printing results and errors.
 enum CommandSupport {
-    static func makeAuthenticator<Tool: NativeAuthTool>(
-        _ tool: Tool.Type,
-        options: ConnectionOptions,
-        providerOptions: Tool.ProviderOptions,
-        settings: [String: String] = [:]
-    ) throws -> Authenticator {
-        let merged = providerOptions.settings.merging(settings) { $1 }
-        let (configuration, storeDirectory) = try options.resolve(for: tool, settings: merged)
-        let registry = try Tool.makeRegistry()
-        let provider: any AuthProvider
-        do {
-            provider = try registry.makeProvider(configuration)
-        } catch let error as AuthError where error.code == .providerNotRegistered {
-            var error = error
-            if let hint = Tool.omittedProviders[configuration.provider] { error.hint = hint }
-            throw error
-        }
-        let logger = makeLogger(label: Tool.toolName)
-        return Authenticator(
-            provider: provider,
-            store: FileTokenStore(directory: storeDirectory),
-            transport: URLSessionTransport(logger: logger),
-            logger: logger
-        )
-    }
-
     /// A logger that writes to stderr (stdout is the command's output) at the level named by
     /// `NATIVEAUTH_LOG_LEVEL` (`trace` … `critical`), `warning` by default. It does not bootstrap
     /// the logging system: an application's own logging stays as it set it up.

@@ -97,3 +97,33 @@ public struct ConnectionOptions: ParsableArguments {
         return places.first { message.contains($0.key) }?.hint
     }
 }
+
+/// What every command of a tool parses: the shared connection options and the tool's own
+/// provider options, and the authenticator they describe.
+struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var provider: Tool.ProviderOptions
+
+    /// The authenticator for these options; `settings` (the command's own, such as
+    /// `login --device-endpoint`) win over everything else.
+    func makeAuthenticator(settings: [String: String] = [:]) throws -> Authenticator {
+        let merged = provider.settings.merging(settings) { $1 }
+        let (configuration, storeDirectory) = try connection.resolve(for: Tool.self, settings: merged)
+        let registry = try Tool.makeRegistry()
+        let provider: any AuthProvider
+        do {
+            provider = try registry.makeProvider(configuration)
+        } catch let error as AuthError where error.code == .providerNotRegistered {
+            var error = error
+            if let hint = Tool.omittedProviders[configuration.provider] { error.hint = hint }
+            throw error
+        }
+        let logger = CommandSupport.makeLogger(label: Tool.toolName)
+        return Authenticator(
+            provider: provider,
+            store: FileTokenStore(directory: storeDirectory),
+            transport: URLSessionTransport(logger: logger),
+            logger: logger
+        )
+    }
+}

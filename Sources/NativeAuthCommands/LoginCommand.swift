@@ -18,8 +18,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             commandName: "login", abstract: "Sign in and store the tokens.", discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     @Option(name: .long, help: "The loopback port of the redirect URI (default: a free one).")
     var port: Int = 0
@@ -62,8 +61,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             var settings: [String: String] = [:]
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions, settings: settings)
+            let authenticator = try options.makeAuthenticator(settings: settings)
             let presenter = device ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"

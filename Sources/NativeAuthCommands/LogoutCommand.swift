@@ -10,8 +10,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     @Flag(name: .customLong("no-browser"), help: "Do not open a browser; print the end-session URL instead.")
     var noBrowser = false
@@ -27,8 +26,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions)
+            let authenticator = try options.makeAuthenticator()
             let presenter: LoopbackPresenter? =
                 noBrowser
                 ? nil

@@ -14,8 +14,7 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
@@ -25,8 +24,7 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions)
+            let authenticator = try options.makeAuthenticator()
             let tokens = try await authenticator.currentTokens()
             if json {
                 CommandSupport.printLine(try Self.json(tokens))

@@ -12,16 +12,14 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions)
+            let authenticator = try options.makeAuthenticator()
             CommandSupport.printLine(try await authenticator.accessToken())
         }
     }
@@ -34,16 +32,14 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             commandName: "refresh", abstract: "Refresh the tokens now.", discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions)
+            let authenticator = try options.makeAuthenticator()
             let tokens = try await authenticator.refresh()
             let until = tokens.expiresAt.map { " until \($0.formatted(.iso8601))" } ?? ""
             CommandSupport.printLine("Refreshed; the access token is valid\(until)")
@@ -61,8 +57,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     @Argument(help: "A URL, or a path relative to the provider's API base.")
     var target: String
@@ -72,8 +67,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions)
+            let authenticator = try options.makeAuthenticator()
             let url: URL
             if target.contains("://") {
                 guard let absolute = URL(string: target) else {
@@ -112,8 +106,7 @@ public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var providerOptions: Tool.ProviderOptions
+    @OptionGroup var options: ToolOptions<Tool>
 
     @Flag(name: .long, help: "Print the claims as one JSON object.")
     var json = false
@@ -123,8 +116,7 @@ public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try CommandSupport.makeAuthenticator(
-                Tool.self, options: connection, providerOptions: providerOptions)
+            let authenticator = try options.makeAuthenticator()
             let info = try await authenticator.userInfo()
             if json {
                 CommandSupport.printLine(try JSONValue.object(info.claims).encodedString())
