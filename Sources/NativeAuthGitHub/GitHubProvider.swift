@@ -90,25 +90,26 @@ public struct GitHubProvider: AuthProvider {
         body: Data,
         context: TokenResponseDecoder.Context
     ) throws -> TokenSet {
-        let object = try Self.answer(response, body: body, operation: context.operation, errorMapper: errorMapper)
-        do {
-            return try TokenResponseDecoder.decode(object, context: context)
-        } catch {
-            throw errorMapper.mapWithFallback(
-                AuthFailure(operation: context.operation, response: response, body: body, underlying: error))
-        }
+        try TokenResponseDecoder.decodeSuccessful(
+            response,
+            body: body,
+            operation: context.operation,
+            requiredKey: "access_token",
+            errorMapper: errorMapper,
+            parse: Self.parser(for: response)
+        ) { object in try TokenResponseDecoder.decode(object, context: context) }
     }
 
     public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization {
-        let object = try Self.answer(response, body: body, operation: .deviceAuthorization, errorMapper: errorMapper)
-        do {
-            return try DeviceAuthorization.decode(object)
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            throw errorMapper.mapWithFallback(
-                AuthFailure(operation: .deviceAuthorization, response: response, body: body, underlying: error))
-        }
+        try TokenResponseDecoder.decodeSuccessful(
+            response,
+            body: body,
+            operation: .deviceAuthorization,
+            requiredKey: "device_code",
+            errorMapper: errorMapper,
+            parse: Self.parser(for: response),
+            build: DeviceAuthorization.decode
+        )
     }
 
     public func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo {
@@ -129,31 +130,14 @@ public struct GitHubProvider: AuthProvider {
 
     public var errorMapper: any ErrorMapper { GitHubErrorMapper() }
 
-    /// The members of a successful answer, JSON or form-encoded; any HTTP error or `error` member
-    /// (GitHub sends those with HTTP 200) goes through `errorMapper`.
-    static func answer(
-        _ response: HTTPResponse,
-        body: Data,
-        operation: AuthOperation,
-        errorMapper: any ErrorMapper
-    ) throws(AuthError) -> JSONObject {
+    /// Reads an answer as GitHub sends it: form-encoded when it says so, else JSON.
+    static func parser(for response: HTTPResponse) -> (Data) throws -> JSONObject? {
         let isForm = response.headerFields[.contentType]?.lowercased().hasPrefix(FormURLEncoding.mediaType) == true
-        let object: JSONObject?
-        if isForm {
-            object = JSONObject(
+        guard isForm else { return { try JSONValue.parse($0).objectValue } }
+        return { body in
+            JSONObject(
                 FormURLEncoding.decode(bytes: body).map { JSONObject.Member(key: $0.name, value: .string($0.value)) })
-        } else {
-            object = try? JSONValue.parse(body).objectValue
         }
-        var failure = AuthFailure(operation: operation, response: response, body: body)
-        if let object { failure.oauthError = OAuthErrorResponse(json: object) }
-        guard (200..<300).contains(response.status.code), failure.oauthError == nil, let object else {
-            if object == nil, (200..<300).contains(response.status.code) {
-                failure.underlying = JSONFieldError(key: "access_token", problem: .missing)
-            }
-            throw errorMapper.mapWithFallback(failure)
-        }
-        return object
     }
 }
 

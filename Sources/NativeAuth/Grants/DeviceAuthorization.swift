@@ -48,7 +48,7 @@ public struct DeviceAuthorization: Sendable {
         body: Data,
         errorMapper: any ErrorMapper
     ) throws(AuthError) -> DeviceAuthorization {
-        try TokenResponseDecoder.decodeSuccessfulJSON(
+        try TokenResponseDecoder.decodeSuccessful(
             response,
             body: body,
             operation: .deviceAuthorization,

@@ -32,7 +32,7 @@ public enum TokenResponseDecoder {
         context: Context,
         errorMapper: any ErrorMapper
     ) throws(AuthError) -> TokenSet {
-        try decodeSuccessfulJSON(
+        try decodeSuccessful(
             response,
             body: body,
             operation: context.operation,
@@ -41,41 +41,48 @@ public enum TokenResponseDecoder {
         ) { object in try decode(object, context: context) }
     }
 
-    /// The shared path of the JSON answers of the token and device endpoints: an HTTP error, a body
-    /// that is not a JSON object, an `error` member (also with HTTP 200) or a failure of `build`
-    /// goes through `errorMapper`.
-    static func decodeSuccessfulJSON<T>(
+    /// The shared path of the token and device endpoints' answers: an HTTP error, a body `parse`
+    /// cannot turn into an object, an `error` member (also with HTTP 200) or a failure of `build`
+    /// goes through `errorMapper`, with the OAuth error read from the parsed body.
+    ///
+    /// - Parameters:
+    ///   - requiredKey: The member a successful answer must have, named when the body is no object.
+    ///   - parse: Turns the body into an object; default JSON. A provider whose server answers in
+    ///     another encoding (GitHub's form-encoded bodies) passes its own.
+    ///   - build: Reads the members of a successful answer.
+    public static func decodeSuccessful<T>(
         _ response: HTTPResponse,
         body: Data,
         operation: AuthOperation,
         requiredKey: String,
         errorMapper: any ErrorMapper,
+        parse: (Data) throws -> JSONObject? = { try JSONValue.parse($0).objectValue },
         build: (JSONObject) throws -> T
     ) throws(AuthError) -> T {
-        func failure(_ underlying: (any Error)? = nil) -> AuthError {
-            errorMapper.mapWithFallback(
-                AuthFailure(operation: operation, response: response, body: body, underlying: underlying)
-            )
+        func failure(_ object: JSONObject?, _ underlying: (any Error)? = nil) -> AuthError {
+            var failure = AuthFailure(operation: operation, response: response, body: body, underlying: underlying)
+            if let object, let oauthError = OAuthErrorResponse(json: object) { failure.oauthError = oauthError }
+            return errorMapper.mapWithFallback(failure)
         }
-        guard (200..<300).contains(response.status.code) else { throw failure() }
+        guard (200..<300).contains(response.status.code) else { throw failure(try? parse(body)) }
         let object: JSONObject
         do {
-            guard let parsed = try JSONValue.parse(body).objectValue else {
-                throw failure(JSONFieldError(key: requiredKey, problem: .missing))
+            guard let parsed = try parse(body) else {
+                throw failure(nil, JSONFieldError(key: requiredKey, problem: .missing))
             }
             object = parsed
-        } catch let error as JSONParseError {
-            throw failure(error)
+        } catch let error as AuthError {
+            throw error
         } catch {
-            throw error as? AuthError ?? failure(error)
+            throw failure(nil, error)
         }
-        if OAuthErrorResponse(json: object) != nil { throw failure() }
+        if OAuthErrorResponse(json: object) != nil { throw failure(object) }
         do {
             return try build(object)
         } catch let error as AuthError {
             throw error
         } catch {
-            throw failure(error)
+            throw failure(object, error)
         }
     }
 
