@@ -70,13 +70,23 @@ public struct LoopbackPresenter: UserAgentPresenter {
     }
 
     public func beginSession() async throws -> any UserAgentSession {
-        guard (0...65_535).contains(configuration.port) else {
-            throw AuthError(.configurationInvalid, "the port \(configuration.port) is not between 0 and 65535")
+        LoopbackSession(
+            receiver: try await Self.startReceiver(port: configuration.port, callbackPath: configuration.callbackPath),
+            configuration: configuration
+        )
+    }
+
+    /// A listening receiver for `port` (0: a free one) and `callbackPath` (a leading `/` added).
+    static func startReceiver(port: Int, callbackPath: String) async throws -> LoopbackReceiver {
+        guard (0...65_535).contains(port) else {
+            throw AuthError(.configurationInvalid, "the port \(port) is not between 0 and 65535")
         }
-        let path =
-            configuration.callbackPath.hasPrefix("/") ? configuration.callbackPath : "/" + configuration.callbackPath
-        let receiver = try await LoopbackReceiver.start(port: configuration.port, path: path)
-        return LoopbackSession(receiver: receiver, configuration: configuration)
+        return try await LoopbackReceiver.start(port: port, path: absolutePath(callbackPath))
+    }
+
+    /// `path` with a leading `/`.
+    static func absolutePath(_ path: String) -> String {
+        path.hasPrefix("/") ? path : "/" + path
     }
 }
 

@@ -83,9 +83,7 @@ public struct ManualPastePresenter: UserAgentPresenter {
             }
             redirectURI = configured
         } else {
-            let path =
-                configuration.callbackPath.hasPrefix("/")
-                ? configuration.callbackPath : "/" + configuration.callbackPath
+            let path = LoopbackPresenter.absolutePath(configuration.callbackPath)
             let port = try await Self.unusedLoopbackPort()
             guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else {
                 throw AuthError(.configurationInvalid, "the callback path \"\(path)\" cannot be part of a URL")
@@ -215,24 +213,14 @@ public struct LoopbackAndPastePresenter: UserAgentPresenter {
     }
 
     public func beginSession() async throws -> any UserAgentSession {
-        let loopback = LoopbackPresenter(
-            configuration: LoopbackPresenter.Configuration(
-                port: configuration.port,
-                callbackPath: configuration.callbackPath,
-                timeout: configuration.timeout,
-                opener: nil,
-                output: configuration.output
-            )
-        )
-        guard let session = try await loopback.beginSession() as? LoopbackSession else {
-            throw AuthError(.configurationInvalid, "the loopback presenter returned an unexpected session")
-        }
+        let receiver = try await LoopbackPresenter.startReceiver(
+            port: configuration.port, callbackPath: configuration.callbackPath)
         return LoopbackAndPasteSession(
-            receiver: session.receiver,
+            receiver: receiver,
             prompt: PastePrompt(
                 reader: configuration.reader,
                 output: configuration.output,
-                redirectURI: session.redirectURI,
+                redirectURI: receiver.redirectURI,
                 maximumAttempts: max(1, configuration.maximumAttempts),
                 acceptsBareCode: false
             ),
