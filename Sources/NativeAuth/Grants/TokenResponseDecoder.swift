@@ -46,10 +46,16 @@ public enum TokenResponseDecoder {
     /// goes through `errorMapper`, with the OAuth error read from the parsed body.
     ///
     /// - Parameters:
+    ///   - response: The endpoint's response.
+    ///   - body: Its body.
+    ///   - operation: What the request was for, for errors.
     ///   - requiredKey: The member a successful answer must have, named when the body is no object.
+    ///   - errorMapper: The provider's error mapper.
     ///   - parse: Turns the body into an object; default JSON. A provider whose server answers in
     ///     another encoding (GitHub's form-encoded bodies) passes its own.
     ///   - build: Reads the members of a successful answer.
+    /// - Returns: What `build` made.
+    /// - Throws: ``AuthError`` from `errorMapper`, or one that `build` threw.
     public static func decodeSuccessful<T>(
         _ response: HTTPResponse,
         body: Data,
