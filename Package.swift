@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
+        // For tests of apps and provider modules: a local HTTP server and an approving presenter.
+        .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
     ],
     // Which provider modules the all-providers `nativeauth` CLI links: `swift build --traits Cognito`
     // builds it with Cognito only (plus the generic OIDC provider, which is always there).
@@ -124,15 +126,22 @@ let package = Package(
             ],
             path: "Samples/NativeAuthCLI"
         ),
-        // A real HTTP server on loopback for tests (SwiftNIO), shared by the test targets.
+        // A real HTTP server on loopback (SwiftNIO) and an approving presenter, for anyone's tests.
         .target(
-            name: "TestSupport",
+            name: "NativeAuthTesting",
             dependencies: [
                 "NativeAuth",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
+            ]
+        ),
+        // What the project's own tests share: processes, scripted input, and NativeAuthTesting.
+        .target(
+            name: "TestSupport",
+            dependencies: ["NativeAuth", "NativeAuthTesting"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),

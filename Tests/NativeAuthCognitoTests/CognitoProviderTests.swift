@@ -198,7 +198,7 @@ final class FakeCognito: Sendable {
         )
         let store = MemoryTokenStore()
         let auth = Authenticator(provider: try CognitoProvider(configuration: configuration), store: store)
-        let browser = ClosureBrowser()
+        let browser = RedirectFollowingBrowser()
         let tokens = try await auth.login(
             presenter: LoopbackPresenter(
                 configuration: .init(timeout: .seconds(30), opener: browser, output: ConsoleOutput { _ in })))
@@ -221,22 +221,6 @@ final class FakeCognito: Sendable {
         #expect(query.first(named: "logout_uri") == cognito.allowedLogoutURI)
         #expect(await store.load(auth.key) == nil)
         await cognito.server.stop()
-    }
-}
-
-/// A browser that fetches the URL and follows redirects (to the loopback receiver).
-struct ClosureBrowser: BrowserOpener {
-    func open(_ url: URL) async throws {
-        var current = url
-        for _ in 0..<5 {
-            var request = HTTPRequest(method: .get, url: current)
-            request.headerFields[.accept] = "text/html"
-            let (response, _) = try await URLSessionTransport().send(request, body: nil)
-            guard (300..<400).contains(response.status.code), let location = response.headerFields[.location],
-                let next = URL(string: location, relativeTo: current)?.absoluteURL
-            else { return }
-            current = next
-        }
     }
 }
 

@@ -1,9 +1,23 @@
 import Foundation
 public import NativeAuth
 
-/// A presenter that plays a person who approves at once: it reads its own authorization URL and
-/// answers with a redirect carrying a code, the request's `state` and, when given, `iss`. The code
-/// is made from the request's parameters, so a test server can check PKCE or the nonce.
+/// A presenter that plays a person who approves at once, without a browser and without a listener:
+/// it reads the authorization URL and hands NativeAuth a redirect carrying a code, the request's
+/// `state` and, when given, `iss`.
+///
+/// The code is made by your closure from the authorization request's parameters, so a test can
+/// check them (`code_challenge`, `scope`, a provider's own parameters) and a stand-in server can
+/// tie the code to them (PKCE, the nonce). The authorization endpoint itself is never called; use a
+/// `LoopbackPresenter` with a ``RedirectFollowingBrowser`` to run that part too. The redirect URI is
+/// `http://127.0.0.1:9/callback`.
+///
+/// ```swift
+/// let presenter = AutoApprovingPresenter { parameters in
+///     #expect(parameters.first(named: "prompt") == "consent")
+///     return "code-1"
+/// }
+/// try await authenticator.login(presenter: presenter)
+/// ```
 public struct AutoApprovingPresenter: UserAgentPresenter {
     let issuer: String?
     let code: @Sendable ([FormField]) -> String
@@ -18,6 +32,9 @@ public struct AutoApprovingPresenter: UserAgentPresenter {
         self.code = code
     }
 
+    /// Starts a session; it never fails.
+    ///
+    /// - Returns: A session that approves its one authorization request.
     public func beginSession() async throws -> any UserAgentSession { Session(issuer: issuer, code: code) }
 
     struct Session: UserAgentSession {

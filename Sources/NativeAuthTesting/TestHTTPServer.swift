@@ -2,30 +2,90 @@ public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+public import NativeAuth
 import Synchronization
 
-/// A request as the test server saw it.
+/// A request as ``TestHTTPServer`` received it.
 public struct TestRequest: Sendable {
+    /// The method, like `GET` or `POST`.
     public var method: String
+    /// The request target as sent: the path and the query, still percent-encoded.
     public var uri: String
+    /// The header fields in the order they arrived.
     public var headers: [(String, String)]
+    /// The body, empty when there was none.
     public var body: Data
+    /// The server's own URL, `http://127.0.0.1:PORT`: for documents that name the server's endpoints.
+    public var serverURL: URL
 
+    /// Creates a request (the server makes these; tests of handlers may too).
+    ///
+    /// - Parameters:
+    ///   - method: The method.
+    ///   - uri: The request target.
+    ///   - headers: The header fields.
+    ///   - body: The body.
+    ///   - serverURL: The URL of the server that received it.
+    public init(method: String, uri: String, headers: [(String, String)] = [], body: Data = Data(), serverURL: URL) {
+        self.method = method
+        self.uri = uri
+        self.headers = headers
+        self.body = body
+        self.serverURL = serverURL
+    }
+
+    /// The first header field with this name (case-insensitive).
+    ///
+    /// - Parameter name: The field name.
+    /// - Returns: Its value, or `nil`.
     public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
+
+    /// The path of ``uri``, without the query.
+    public var path: String {
+        String(uri.prefix { $0 != "?" })
+    }
+
+    /// The decoded query parameters.
+    public var query: [FormField] {
+        guard let mark = uri.firstIndex(of: "?") else { return [] }
+        return FormURLEncoding.decode(String(uri[uri.index(after: mark)...]))
+    }
+
+    /// The body read as `application/x-www-form-urlencoded` fields (a token request's).
+    public var form: [FormField] { FormURLEncoding.decode(bytes: body) }
+
+    /// The URL of a path on the server that received the request.
+    ///
+    /// - Parameter path: A path such as `/token`.
+    /// - Returns: `serverURL` with the path.
+    public func url(_ path: String) -> URL {
+        URL(string: serverURL.absoluteString + path) ?? serverURL
+    }
 }
 
-/// What the test server answers.
+/// What ``TestHTTPServer`` answers.
 public struct TestResponse: Sendable {
+    /// The status code.
     public var status: Int = 200
+    /// The header fields; `Content-Length` is added unless ``chunked``.
     public var headers: [(String, String)] = []
+    /// The body.
     public var body: Data = Data()
     /// Wait this long before answering.
     public var delay: Duration = .zero
     /// Send the body chunked, without a `Content-Length`.
     public var chunked = false
 
+    /// Creates a response.
+    ///
+    /// - Parameters:
+    ///   - status: The status code.
+    ///   - headers: The header fields.
+    ///   - body: The body.
+    ///   - delay: How long to wait before answering.
+    ///   - chunked: Whether to send the body chunked.
     public init(
         status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero,
         chunked: Bool = false
@@ -37,6 +97,13 @@ public struct TestResponse: Sendable {
         self.chunked = chunked
     }
 
+    /// A JSON answer.
+    ///
+    /// - Parameters:
+    ///   - text: The JSON text, sent as it is (so a test can send malformed JSON too).
+    ///   - status: The status code.
+    ///   - headers: More header fields.
+    /// - Returns: The response, with `Content-Type: application/json`.
     public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> TestResponse {
         TestResponse(
             status: status,
@@ -45,15 +112,39 @@ public struct TestResponse: Sendable {
         )
     }
 
+    /// A text answer, such as the HTML error page of a proxy.
+    ///
+    /// - Parameters:
+    ///   - text: The body.
+    ///   - status: The status code.
+    ///   - contentType: The media type.
+    /// - Returns: The response.
     public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> TestResponse {
         TestResponse(status: status, headers: [("Content-Type", contentType)], body: Data(text.utf8))
     }
 }
 
-/// A real HTTP/1.1 server on 127.0.0.1 and an ephemeral port, built on SwiftNIO, answering with a closure.
+/// A real HTTP/1.1 server on 127.0.0.1 and an ephemeral port, built on SwiftNIO, that answers every
+/// request with a closure: the stand-in for an authorization server in a provider's tests.
+///
+/// ```swift
+/// let server = try await TestHTTPServer.start { request in
+///     switch request.path {
+///     case "/token": .json(#"{"access_token": "at-1", "token_type": "Bearer"}"#)
+///     default: .text("not found", status: 404)
+///     }
+/// }
+/// defer { Task { await server.stop() } }
+/// let tokenEndpoint = server.url("/token")
+/// ```
+///
+/// Requests are handled concurrently, one task per connection. Call ``stop()`` at the end: it
+/// closes the listener and every connection and waits for the handlers.
 public final class TestHTTPServer: Sendable {
+    /// Answers one request.
     public typealias Handler = @Sendable (TestRequest) async -> TestResponse
 
+    /// The port the server listens on.
     public let port: Int
     private let channel: any Channel
     private let serving: Task<Void, Never>
@@ -66,6 +157,10 @@ public final class TestHTTPServer: Sendable {
         self.serving = serving
     }
 
+    /// The URL of a path on this server.
+    ///
+    /// - Parameter path: A path such as `/token`, or `""` for the server's root.
+    /// - Returns: `http://127.0.0.1:PORT` with the path.
     public func url(_ path: String) -> URL {
         var components = URLComponents()
         components.scheme = "http"
@@ -76,6 +171,11 @@ public final class TestHTTPServer: Sendable {
         return url
     }
 
+    /// Starts a server on an ephemeral port of 127.0.0.1.
+    ///
+    /// - Parameter handler: Answers every request.
+    /// - Returns: The running server.
+    /// - Throws: When no socket can be bound.
     public static func start(_ handler: @escaping Handler) async throws -> TestHTTPServer {
         let handlers = Handlers()
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -96,13 +196,14 @@ public final class TestHTTPServer: Sendable {
         let serving = Task<Void, Never> {
             _ = try? await server.executeThenClose { inbound in
                 for try await connection in inbound {
-                    handlers.add(connection) { try? await serve(connection, handler: handler) }
+                    handlers.add(connection) { try? await serve(connection, port: port, handler: handler) }
                 }
             }
         }
         return TestHTTPServer(port: port, channel: channel, serving: serving, handlers: handlers)
     }
 
+    /// Stops the server: closes the listener and the open connections and waits for the handlers.
     public func stop() async {
         try? await channel.close().get()
         await serving.value
@@ -153,6 +254,7 @@ public final class TestHTTPServer: Sendable {
 
     private static func serve(
         _ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>,
+        port: Int,
         handler: Handler
     ) async throws {
         try await connection.executeThenClose { inbound, outbound in
@@ -171,7 +273,8 @@ public final class TestHTTPServer: Sendable {
                         method: head.method.rawValue,
                         uri: head.uri,
                         headers: head.headers.map { ($0.name, $0.value) },
-                        body: body
+                        body: body,
+                        serverURL: URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
                     )
                     let response = await handler(request)
                     if response.delay > .zero { try await Task.sleep(for: response.delay) }

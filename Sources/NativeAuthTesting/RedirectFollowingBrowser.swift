@@ -1,0 +1,40 @@
+public import Foundation
+internal import HTTPTypes
+public import NativeAuth
+
+/// A browser for tests that plays a person who approves at once: it fetches the URL and follows
+/// the redirects, the way a browser would after a click on "Allow".
+///
+/// Give it to a `LoopbackPresenter` and point it at a local server whose authorization endpoint
+/// redirects straight back: the whole sign-in then runs over real HTTP, the loopback receiver
+/// included. It follows at most five redirects and stops at the first answer that is not one.
+///
+/// ```swift
+/// let presenter = LoopbackPresenter(configuration: .init(opener: RedirectFollowingBrowser()))
+/// let tokens = try await authenticator.login(presenter: presenter)
+/// ```
+public struct RedirectFollowingBrowser: BrowserOpener {
+    private let transport: URLSessionTransport
+
+    /// Creates the browser.
+    public init() {
+        transport = URLSessionTransport()
+    }
+
+    /// Fetches `url` and follows its redirects.
+    ///
+    /// - Parameter url: The authorization or end-session URL.
+    /// - Throws: When a request fails.
+    public func open(_ url: URL) async throws {
+        var current = url
+        for _ in 0..<5 {
+            var request = HTTPRequest(method: .get, url: current)
+            request.headerFields[.accept] = "text/html"
+            let (response, _) = try await transport.send(request, body: nil)
+            guard (300..<400).contains(response.status.code), let location = response.headerFields[.location],
+                let next = URL(string: location, relativeTo: current)?.absoluteURL
+            else { return }
+            current = next
+        }
+    }
+}
