@@ -126,6 +126,26 @@ let package = Package(
             ],
             path: "Samples/NativeAuthCLI"
         ),
+        // The custom-provider sample: a provider module for a fictional in-house server, and its CLI.
+        .target(
+            name: "InitechProvider",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Samples/CustomProvider/InitechProvider"
+        ),
+        .executableTarget(
+            name: "initech-login",
+            dependencies: [
+                "InitechProvider",
+                "NativeAuth",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/CustomProvider/InitechLogin"
+        ),
         // A real HTTP server on loopback (SwiftNIO) and an approving presenter, for anyone's tests.
         .target(
             name: "NativeAuthTesting",
@@ -167,6 +187,10 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .testTarget(
+            name: "InitechProviderTests",
+            dependencies: ["InitechProvider", "NativeAuth", "NativeAuthTesting", "TestSupport", "LenientJSON"]
         ),
         .testTarget(
             name: "NativeAuthGitHubTests",

@@ -1,0 +1,48 @@
+// initech-login: sign in to Initech Identity (the custom provider sample) from the command line.
+//
+//   initech-login login --host https://sso.initech.example --client-id my-cli
+//   initech-login api /api/reports
+//   initech-login logout
+import ArgumentParser
+import InitechProvider
+import NativeAuth
+import NativeAuthCommands
+
+@main
+struct InitechLogin: AsyncParsableCommand, NativeAuthTool {
+    static let configuration = CommandConfiguration(
+        commandName: "initech-login",
+        abstract: "Sign in to Initech Identity and keep the tokens.",
+        discussion: """
+            Example:
+              initech-login login --host https://sso.initech.example --client-id my-cli
+            Register http://127.0.0.1/callback as the app's redirect URI, and as its return_to for logout.
+            """,
+        subcommands: [
+            LoginCommand<InitechLogin>.self, StatusCommand<InitechLogin>.self, TokenCommand<InitechLogin>.self,
+            APICommand<InitechLogin>.self, UserInfoCommand<InitechLogin>.self, RefreshCommand<InitechLogin>.self,
+            LogoutCommand<InitechLogin>.self,
+        ]
+    )
+
+    static let toolName = "initech-login"
+    static let defaultProvider = InitechProvider.id
+
+    static func makeRegistry() throws -> ProviderRegistry {
+        var registry = ProviderRegistry()
+        try registry.register(InitechProvider.self)
+        return registry
+    }
+
+    /// Where Initech Identity runs.
+    struct ProviderOptions: ProviderOptionSet {
+        @Option(name: .long, help: "Initech Identity's host (default \(InitechProvider.defaultHost)).")
+        var host: String?
+
+        var settings: [String: String] {
+            var settings: [String: String] = [:]
+            settings["host"] = host
+            return settings
+        }
+    }
+}
