@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
+        // `swift package scaffold-provider --name Acme`: a provider module and its tests.
+        .plugin(name: "ScaffoldProvider", targets: ["ScaffoldProvider"]),
     ],
     // Which provider modules the all-providers `nativeauth` CLI links: `swift build --traits Cognito`
     // builds it with Cognito only (plus the generic OIDC provider, which is always there).
@@ -157,6 +159,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
+        ),
+        .plugin(
+            name: "ScaffoldProvider",
+            capability: .command(
+                intent: .custom(
+                    verb: "scaffold-provider",
+                    description: "Write a provider module for NativeAuth, with a test against a local server."
+                ),
+                permissions: [.writeToPackageDirectory(reason: "It writes the new provider module and its tests.")]
+            )
         ),
         // What the project's own tests share: processes, scripted input, and NativeAuthTesting.
         .target(

@@ -10,6 +10,8 @@
 #   6. builds the DocC documentation with warnings as errors
 #   7. builds `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
 #      names the missing trait when asked for GitHub (package traits, compile-time provider choice)
+#   8. runs the scaffold-provider plugin in a scratch copy of the repository and in a package that
+#      depends on NativeAuth by path, and builds and tests what it writes (scripts/check-scaffold.sh)
 #
 # Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
 set -euo pipefail
@@ -72,6 +74,7 @@ swift format lint --strict --recursive --parallel "${dirs[@]}" Package.swift
 if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     log "building the documentation (warnings are errors)"
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
+        --target NativeAuthTesting \
         --warnings-as-errors >/dev/null
 fi
 
@@ -90,5 +93,9 @@ status=$?
 set -e
 [[ $status == 1 && $answer == *"without the GitHub trait"* ]] || { echo "unexpected: $status $answer" >&2; exit 1; }
 swift build --product nativeauth >/dev/null  # back to the default traits
+
+# --- 8. the scaffold-provider plugin --------------------------------------------------------------
+log "scaffold-provider, in a scratch copy and in a package that depends on NativeAuth"
+bash scripts/check-scaffold.sh
 
 log "all checks passed"

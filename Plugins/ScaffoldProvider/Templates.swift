@@ -1,0 +1,457 @@
+/// The files the plugin writes, and what it prints. Generated code follows the project's
+/// swift-format configuration (`swift format lint --strict` passes on it).
+enum Templates {
+    static func provider(_ request: ScaffoldRequest) -> String {
+        let type = request.typeName
+        // Only the fixed-endpoints provider has Foundation types (URL) in its public declarations.
+        let foundationImport =
+            switch request.mode {
+            case .discovery: "import Foundation"
+            case .fixedEndpoints: "public import Foundation"
+            }
+        let header = #"""
+            // \#(type): NativeAuth's provider for \#(request.name), written by `swift package scaffold-provider`.
+            //
+            // Every hook of AuthProvider has a default (the standard OAuth 2.0 / OpenID Connect behaviour).
+            // Each hook is listed below at its place with what its default does: implement the ones where
+            // \#(request.name) differs, and delete the comments of the others. The guide "Writing a provider"
+            // in NativeAuth's documentation walks through each of them.
+            \#(foundationImport)
+            public import NativeAuth
+
+            """#
+        let body: String
+        switch request.mode {
+        case .discovery(let defaultIssuer): body = discoveryProvider(request, defaultIssuer: defaultIssuer)
+        case .fixedEndpoints: body = fixedEndpointsProvider(request)
+        }
+        return header + body + "\n" + commonHooks(request) + errorMapper(request)
+    }
+
+    private static func discoveryProvider(_ request: ScaffoldRequest, defaultIssuer: String?) -> String {
+        let type = request.typeName
+        let issuerLine: String
+        let initBody: String
+        if let defaultIssuer {
+            issuerLine = #"""
+                    /// The issuer used when the configuration names none.
+                    public static let defaultIssuer = "\#(defaultIssuer)"
+
+
+                """#
+            initBody = #"""
+                        var configuration = configuration
+                        if configuration.issuer == nil {
+                            guard let issuer = URL(string: Self.defaultIssuer) else {
+                                throw AuthError(.configurationInvalid, "the default issuer \(Self.defaultIssuer) is not a URL")
+                            }
+                            configuration.issuer = issuer
+                        }
+                        self.configuration = configuration
+                """#
+        } else {
+            issuerLine = ""
+            initBody = #"""
+                        guard configuration.issuer != nil else {
+                            throw AuthError(
+                                .configurationInvalid,
+                                "the field \"issuer\" is missing",
+                                hint: "set the issuer URL of \#(request.name)'s server (--issuer or \"issuer\" in the config file)"
+                            )
+                        }
+                        self.configuration = configuration
+                """#
+        }
+        return #"""
+
+            /// \#(request.name)'s authorization server, found through OpenID Connect discovery.
+            ///
+            /// Register it at start-up, then build it by its id:
+            ///
+            /// ```swift
+            /// var registry = ProviderRegistry()
+            /// try registry.register(\#(type).self)
+            /// let provider = try registry.makeProvider(configuration)  // "provider": "\#(request.id)"
+            /// ```
+            public struct \#(type): AuthProvider {
+                /// The registry id: `"provider": "\#(request.id)"` in a configuration, `--provider \#(request.id)` in a CLI.
+                public static let id = "\#(request.id)"
+
+            \#(issuerLine)    /// The configuration the provider was built from.
+                public let configuration: ProviderConfiguration
+
+                /// Builds the provider. A setting that is missing or wrong throws
+                /// `AuthError(.configurationInvalid, …)` naming it; settings of your own are in
+                /// `configuration.additional`.
+                ///
+                /// - Parameter configuration: The client's registration.
+                public init(configuration: ProviderConfiguration) throws {
+            \#(initBody)
+                }
+
+                // The name tokens are stored under. Default: the issuer.
+                // public var tokenIssuer: String { … }
+
+                // Where the endpoints come from. Default: OpenID Connect discovery from the issuer (then
+                // RFC 8414), with an exact issuer check and the configuration's endpoint overrides on top.
+                public func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata {
+                    guard let issuer = configuration.issuer else {
+                        throw AuthError(.configurationInvalid, "the field \"issuer\" is missing")
+                    }
+                    return try await Discovery.load(
+                        issuer: issuer,
+                        overrides: configuration.endpoints,
+                        transport: transport,
+                        errorMapper: errorMapper
+                    )
+                }
+
+                // Where `send` and `api PATH` resolve relative paths. Default: the issuer.
+                // public var apiBaseURL: URL? { … }
+
+            """#
+    }
+
+    private static func fixedEndpointsProvider(_ request: ScaffoldRequest) -> String {
+        let type = request.typeName
+        return #"""
+
+            /// \#(request.name)'s authorization server, at fixed endpoints on its host (no discovery).
+            ///
+            /// Register it at start-up, then build it by its id:
+            ///
+            /// ```swift
+            /// var registry = ProviderRegistry()
+            /// try registry.register(\#(type).self)
+            /// let provider = try registry.makeProvider(configuration)  // "provider": "\#(request.id)"
+            /// ```
+            public struct \#(type): AuthProvider {
+                /// The registry id: `"provider": "\#(request.id)"` in a configuration, `--provider \#(request.id)` in a CLI.
+                public static let id = "\#(request.id)"
+
+                /// The host used when the configuration has no `host` setting.
+                public static let defaultHost = "https://id.\#(request.id).example"
+
+                /// The configuration the provider was built from.
+                public let configuration: ProviderConfiguration
+                /// The host the endpoints are on.
+                public let host: URL
+
+                /// Builds the provider; `host` (in `configuration.additional`) defaults to ``defaultHost``.
+                /// A setting that is missing or wrong throws `AuthError(.configurationInvalid, …)` naming it.
+                ///
+                /// - Parameter configuration: The client's registration.
+                public init(configuration: ProviderConfiguration) throws {
+                    let text = (try? configuration.additional.string("host")) ?? Self.defaultHost
+                    guard let host = URL(string: text), host.host != nil, host.scheme == "https" || host.scheme == "http"
+                    else {
+                        throw AuthError(
+                            .configurationInvalid,
+                            "the field \"host\" is not a URL",
+                            hint: "set it like \(Self.defaultHost)"
+                        )
+                    }
+                    self.configuration = configuration
+                    self.host = host
+                }
+
+                // The name tokens are stored under. Default: the issuer, else the provider id; here the host.
+                public var tokenIssuer: String { host.absoluteString }
+
+                // Where the endpoints come from. Default: OpenID Connect discovery from the issuer.
+                // \#(request.name) has no discovery: the endpoints are fixed paths on the host (change them
+                // to \#(request.name)'s), with the configuration's endpoint overrides on top.
+                public func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata {
+                    guard let authorize = URL(string: host.absoluteString + "/oauth/authorize"),
+                        let token = URL(string: host.absoluteString + "/oauth/token")
+                    else {
+                        throw AuthError(.configurationInvalid, "the host \(host) cannot form endpoint URLs")
+                    }
+                    try EndpointPolicy.validate(token)
+                    return ProviderMetadata(
+                        issuer: nil,
+                        authorizationEndpoint: authorize,
+                        tokenEndpoint: token,
+                        codeChallengeMethodsSupported: ["S256"]
+                    )
+                    .applying(configuration.endpoints)
+                }
+
+                // Where `send` and `api PATH` resolve relative paths. Default: the issuer; here the host.
+                public var apiBaseURL: URL? { host }
+
+            """#
+    }
+
+    private static func commonHooks(_ request: ScaffoldRequest) -> String {
+        #"""
+            // Extra authorization parameters (`prompt`, `audience`, a tenant). Default: none. The ones
+            // NativeAuth sets itself (`state`, `code_challenge`, `redirect_uri`, …) cannot be replaced.
+            // public func authorizationParameters(for request: AuthorizationRequest.Parameters) -> [FormField] { … }
+
+            // How the client authenticates at the token endpoint. Default: the configured method; else
+            // `none` without a client secret, else the first method of the metadata's
+            // `token_endpoint_auth_methods_supported` that NativeAuth supports (`client_secret_basic`
+            // when the metadata does not say).
+            // public func clientAuthentication(metadata: ProviderMetadata) -> ClientAuthentication { … }
+
+            // Headers and form fields of token requests. Default: `Accept: application/json` and the
+            // standard client authentication (`request.applyStandardClientAuthentication`).
+            // public func prepareTokenRequest(_ request: inout TokenRequest, metadata: ProviderMetadata) { … }
+
+            // Reading the token endpoint's answers. Default: RFC 6749 §5.1 JSON through
+            // `TokenResponseDecoder.decodeJSON` (`expires_in` as a number or a numeric string); an HTTP
+            // error, or an `error` member even with HTTP 200, goes through `errorMapper`. A server that
+            // wraps or renames fields unwraps them here with `TokenResponseDecoder.decodeSuccessful`
+            // (this hook takes an `HTTPResponse`: `import HTTPTypes`, from swift-http-types).
+            // public func decodeTokenResponse(
+            //     _ response: HTTPResponse, body: Data, context: TokenResponseDecoder.Context
+            // ) throws -> TokenSet { … }
+
+            // Reading the device authorization answer (RFC 8628 §3.2). Default: JSON through
+            // `DeviceAuthorization.decodeJSON`.
+            // public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization { … }
+
+            // Reading the userinfo answer. Default: the OpenID Connect claims as they are (`sub` required).
+            // A server without OpenID Connect maps its account document to claims here.
+            // public func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo { … }
+
+            // How ID tokens are checked. Default: every check (signature against the JWKS, `iss`, `aud`,
+            // `exp`, `nonce`, …) with a 60-second leeway. Turn a check off only for a server that cannot
+            // comply, and say why.
+            // public var idTokenValidation: IDTokenValidationOptions { … }
+
+            // The URL that ends the session at the provider. Default: OpenID Connect RP-Initiated Logout
+            // at the metadata's `end_session_endpoint` with `id_token_hint`, `post_logout_redirect_uri`,
+            // `client_id` and `state`; `nil` when there is no such endpoint.
+            // public func endSessionURL(
+            //     metadata: ProviderMetadata, idToken: String?, postLogoutRedirectURI: URL?, state: String
+            // ) -> URL? { … }
+
+            // Whether the end-session page returns to the app with its `state`. Default: `true`. Say `false`
+            // for a logout page that goes to a fixed page of its own: the CLI then opens it and waits for
+            // nothing.
+            // public var endSessionReturnsToApp: Bool { … }
+
+            // \#(request.name)'s error dialect. Default: `StandardErrorMapper` (RFC 6749 §5.2, RFC 6750 §3,
+            // and the usual HTTP failures). \#(request.typeName)ErrorMapper hands it everything it does not map.
+            public var errorMapper: any ErrorMapper { \#(request.typeName)ErrorMapper() }
+        }
+
+        """#
+    }
+
+    private static func errorMapper(_ request: ScaffoldRequest) -> String {
+        #"""
+
+        /// Maps the failures only \#(request.name) has; returns `nil` for the rest, which the standard
+        /// mapper then handles.
+        public struct \#(request.typeName)ErrorMapper: ErrorMapper {
+            /// Creates the mapper.
+            public init() {}
+
+            /// Maps a failure of \#(request.name)'s own, or returns `nil`.
+            ///
+            /// Look at `failure.response`, `failure.body` and `failure.oauthError`. Keep the server's
+            /// error code in `oauthError`, use `.loginRequired` only when no refresh can help, and never
+            /// put a token or the body into the text. For example, a server that says
+            /// `{"error": "session_gone"}` for a dead refresh token:
+            ///
+            /// ```swift
+            /// if failure.oauthError?.error == "session_gone" {
+            ///     return AuthError(.loginRequired, "the session ended", hint: "sign in again", oauthError: "session_gone")
+            /// }
+            /// ```
+            ///
+            /// - Parameter failure: What went wrong.
+            /// - Returns: The error, or `nil` for the standard mapping.
+            public func map(_ failure: AuthFailure) -> AuthError? {
+                nil
+            }
+        }
+
+        """#
+    }
+}
+
+extension Templates {
+    static func tests(_ request: ScaffoldRequest) -> String {
+        let type = request.typeName
+        let discovery: String
+        let configuration: String
+        switch request.mode {
+        case .discovery:
+            discovery = #"""
+                        case ("GET", "/.well-known/openid-configuration"):
+                            let issuer = request.serverURL.absoluteString
+                            return .json(
+                                """
+                                {"issuer": "\(issuer)", "authorization_endpoint": "\(issuer)/authorize",
+                                 "token_endpoint": "\(issuer)/token", "response_types_supported": ["code"],
+                                 "code_challenge_methods_supported": ["S256"]}
+                                """
+                            )
+
+                """#
+            configuration = #"""
+                            provider: \#(type).id,
+                            issuer: server.url(""),
+                            clientID: "test-client",
+                            scopes: ["profile"]
+                """#
+        case .fixedEndpoints:
+            discovery = ""
+            configuration = #"""
+                            provider: \#(type).id,
+                            clientID: "test-client",
+                            scopes: ["profile"],
+                            additional: ["host": .string(server.url("").absoluteString)]
+                """#
+        }
+        let tokenPath =
+            switch request.mode {
+            case .discovery: "/token"
+            case .fixedEndpoints: "/oauth/token"
+            }
+        return #"""
+            // Tests of \#(type) against a local stand-in for \#(request.name)'s server: a real HTTP server on
+            // 127.0.0.1 (NativeAuthTesting's TestHTTPServer). Make the stand-in answer exactly like
+            // \#(request.name) does (copy its answers from its documentation or a recorded exchange, with the
+            // tokens replaced), then add a test for each of its quirks.
+            import \#(type)
+            import Foundation
+            import LenientJSON
+            import NativeAuth
+            import NativeAuthTesting
+            import Testing
+
+            /// The stand-in. It accepts the code `code-1` with a PKCE verifier, and rotates refresh tokens.
+            private func startStandIn() async throws -> TestHTTPServer {
+                try await TestHTTPServer.start { request in
+                    switch (request.method, request.path) {
+            \#(discovery)        case ("POST", "\#(tokenPath)"):
+                        let form = request.form
+                        switch form.first(named: "grant_type") {
+                        case "authorization_code":
+                            guard form.first(named: "code") == "code-1", form.first(named: "code_verifier") != nil else {
+                                return .json(#"{"error": "invalid_grant", "error_description": "bad code"}"#, status: 400)
+                            }
+                            return .json(
+                                #"{"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-1"}"#
+                            )
+                        case "refresh_token":
+                            guard form.first(named: "refresh_token") == "rt-1" else {
+                                return .json(#"{"error": "invalid_grant"}"#, status: 400)
+                            }
+                            return .json(
+                                #"{"access_token": "at-2", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-2"}"#
+                            )
+                        default:
+                            return .json(#"{"error": "unsupported_grant_type"}"#, status: 400)
+                        }
+                    default:
+                        return .text("not found", status: 404)
+                    }
+                }
+            }
+
+            /// Runs `body` with the stand-in and an authenticator for it, and stops the server afterwards.
+            private func withStandIn(
+                _ body: (Authenticator) async throws -> Void
+            ) async throws {
+                let server = try await startStandIn()
+                do {
+                    let configuration = ProviderConfiguration(
+            \#(configuration)
+                    )
+                    // As an app does at start-up: register the provider, then build it by its id.
+                    var registry = ProviderRegistry()
+                    try registry.register(\#(type).self)
+                    let provider = try registry.makeProvider(configuration)
+                    let authenticator = Authenticator(provider: provider, store: MemoryTokenStore())
+                    try await body(authenticator)
+                } catch {
+                    await server.stop()
+                    throw error
+                }
+                await server.stop()
+            }
+
+            @Test func signsInRefreshesAndSignsOut() async throws {
+                try await withStandIn { authenticator in
+                    let presenter = AutoApprovingPresenter { parameters in
+                        // The authorization request as \#(request.name) would see it.
+                        #expect(parameters.first(named: "code_challenge_method") == "S256")
+                        #expect(parameters.first(named: "client_id") == "test-client")
+                        return "code-1"
+                    }
+                    let tokens = try await authenticator.login(presenter: presenter)
+                    #expect(tokens.accessToken == "at-1")
+                    #expect(tokens.refreshToken == "rt-1")
+                    #expect(try await authenticator.accessToken() == "at-1")
+
+                    let refreshed = try await authenticator.refresh()
+                    #expect(refreshed.accessToken == "at-2")
+                    #expect(refreshed.refreshToken == "rt-2")
+
+                    try await authenticator.logout()
+                    #expect(try await authenticator.currentTokens() == nil)
+                }
+            }
+
+            @Test func aRefusedCodeStoresNothing() async throws {
+                try await withStandIn { authenticator in
+                    let presenter = AutoApprovingPresenter { _ in "not-the-code" }
+                    let error = try await #require(throws: AuthError.self) {
+                        try await authenticator.login(presenter: presenter)
+                    }
+                    #expect(error.code == .tokenExchangeFailed)
+                    #expect(error.oauthError == "invalid_grant")
+                    #expect(try await authenticator.currentTokens() == nil)
+                }
+            }
+
+            """#
+    }
+
+    static func instructions(_ request: ScaffoldRequest, dependencies: Dependencies) -> String {
+        let path = request.customPath ? ",\n        path: \"\(request.modulePath)\"" : ""
+        let nativeAuth = dependencies.reference("NativeAuth")
+        let testing = dependencies.reference("NativeAuthTesting")
+        let json = dependencies.reference("LenientJSON")
+        let missing =
+            dependencies.missingDependency
+            ? """
+
+            This package does not depend on NativeAuth yet: add it to `dependencies:` too, and use its
+            package identity in `package:` above.
+
+            """ : ""
+        return """
+
+            Add the module and its tests to Package.swift: append these lines at the end of the file (or move
+            the two entries into its `targets:` list).
+
+            package.targets += [
+                .target(
+                    name: "\(request.moduleName)",
+                    dependencies: [\(nativeAuth)]\(path)
+                ),
+                .testTarget(
+                    name: "\(request.testModuleName)",
+                    dependencies: [
+                        "\(request.moduleName)",
+                        \(nativeAuth),
+                        \(testing),
+                        \(json),
+                    ]
+                ),
+            ]
+            \(missing)
+            Then:
+              swift test --filter \(request.testModuleName)     runs the provider against its local stand-in
+              try registry.register(\(request.typeName).self)   registers it at start-up (provider id "\(request.id)")
+            The guide "Writing a provider" in NativeAuth's documentation covers each hook.
+            """
+    }
+}
