@@ -36,6 +36,26 @@ import Testing
         #expect(String(decoding: received.body, as: UTF8.self) == "grant_type=refresh_token")
     }
 
+    /// A 401 with an HTTP authentication challenge (`Basic`, `Digest`, `Bearer`) is an answer to
+    /// hand back at once: FoundationNetworking waited for the whole timeout on `Basic` before.
+    @Test(arguments: [#"Basic realm="id""#, #"Digest realm="id", nonce="n""#, #"Bearer error="invalid_token""#])
+    func aChallengeIsReturnedAtOnce(challenge: String) async throws {
+        let calls = Mutex(0)
+        let server = try await TestHTTPServer.start { _ in
+            calls.withLock { $0 += 1 }
+            return .json(#"{"error": "invalid_client"}"#, status: 401, headers: [("WWW-Authenticate", challenge)])
+        }
+        let transport = URLSessionTransport(configuration: .init(timeout: .seconds(5)))
+        var request = HTTPRequest(method: .post, url: server.url("/token"))
+        request.headerFields[.authorization] = "Basic Y2xpZW50Ondyb25n"
+        let (response, body) = try await transport.send(request, body: Data("grant_type=x".utf8))
+        await server.stop()
+        #expect(response.status.code == 401)
+        #expect(response.headerFields[.wwwAuthenticate] == challenge)
+        #expect(String(decoding: body, as: UTF8.self).contains("invalid_client"))
+        #expect(calls.withLock { $0 } == 1, "no retry with other credentials")
+    }
+
     @Test func aSlowServerEndsInTimeout() async throws {
         let server = try await TestHTTPServer.start { _ in
             var response = TestResponse.json("{}")

@@ -138,6 +138,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         var response: HTTPURLResponse?
         var data = Data()
         var timer: Task<Void, Never>?
+        /// An HTTP authentication challenge was refused: the task ends cancelled, with `response`.
+        var challenged = false
     }
 
     private let pending = Mutex<[Int: Pending]>([:])
@@ -233,6 +235,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let id = task.taskIdentifier
         guard let entry = pending.withLock({ $0[id] }) else { return }
+        if error != nil, entry.challenged, let response = entry.response {
+            finish(id, with: .success((response, entry.data)))
+            return
+        }
         if let error {
             let mapped: any Error =
                 if let urlError = error as? URLError {
@@ -253,6 +259,41 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             return
         }
         finish(id, with: .success((response, entry.data)))
+    }
+
+    /// NativeAuth authenticates its requests itself (client secrets, bearer tokens): an HTTP
+    /// authentication challenge is never answered with other credentials, and the 401 it came
+    /// with is the answer (RFC 6749 §5.2 has servers send `WWW-Authenticate: Basic` with
+    /// `invalid_client`). FoundationNetworking on Linux waits on such a challenge until the
+    /// deadline when left to its default, and drops the response when it is refused: the
+    /// response is kept here, the challenge cancelled, and the 401 returned without its body.
+    /// TLS server trust keeps the system's checks.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let httpMethods = [
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
+        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod) else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        #if canImport(FoundationNetworking)
+            let response = (challenge.failureResponse ?? task.response) as? HTTPURLResponse
+            pending.withLock { state in
+                if let response, state[task.taskIdentifier] != nil {
+                    state[task.taskIdentifier]?.response = response
+                    state[task.taskIdentifier]?.challenged = true
+                }
+            }
+            completionHandler(.cancelAuthenticationChallenge, nil)
+        #else
+            completionHandler(.rejectProtectionSpace, nil)
+        #endif
     }
 
     func urlSession(
