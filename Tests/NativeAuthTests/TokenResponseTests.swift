@@ -25,6 +25,18 @@ import Testing
         )
     }
 
+    @Test func theRefreshLeewayIsAtMostHalfTheTokensLifetime() {
+        let issued = Date(timeIntervalSince1970: 1_800_000_000)
+        let short = TokenSet(accessToken: "a", expiresAt: issued.addingTimeInterval(30), issuedAt: issued)
+        #expect(
+            short.isValid(at: issued.addingTimeInterval(10)), "a 30 s token is used for 15 s, not refreshed at once")
+        #expect(!short.isValid(at: issued.addingTimeInterval(16)))
+        let long = TokenSet(accessToken: "a", expiresAt: issued.addingTimeInterval(3600), issuedAt: issued)
+        #expect(long.isValid(at: issued.addingTimeInterval(3530)))
+        #expect(!long.isValid(at: issued.addingTimeInterval(3541)), "the full 60 s leeway for a long-lived token")
+        #expect(!long.isValid(at: issued.addingTimeInterval(3000), leeway: 601))
+    }
+
     @Test func decodesAStandardResponse() throws {
         let tokens = try decode(
             #"{"access_token":"at","token_type":"Bearer","expires_in":3600,"refresh_token":"rt","scope":"openid email"}"#

@@ -69,8 +69,15 @@ public struct TokenSet: Sendable, Equatable {
 
     /// Whether the access token is still valid `leeway` from `now`. A token without an expiry is
     /// taken as valid (the resource server will say otherwise with a 401).
+    ///
+    /// The leeway is at most half the token's lifetime (``expiresAt`` minus ``issuedAt``): a token
+    /// that lives less than twice the leeway (a 30-second token and the default 60 seconds) is used
+    /// for the first half of its life, instead of being refreshed before every request.
     public func isValid(at now: Date, leeway: TimeInterval = 60) -> Bool {
         guard let expiresAt else { return true }
+        var leeway = leeway
+        let lifetime = expiresAt.timeIntervalSince(issuedAt)
+        if lifetime > 0 { leeway = min(leeway, lifetime / 2) }
         return expiresAt.timeIntervalSince(now) > leeway
     }
 }
