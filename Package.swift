@@ -121,6 +121,10 @@ let package = Package(
             dependencies: [
                 "NativeAuth",
                 "NativeAuthCommands",
+                "NativeAuthTesting",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .target(name: "NativeAuthGitHub", condition: .when(traits: ["GitHub"])),
                 .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
                 .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
@@ -153,6 +157,9 @@ let package = Package(
             name: "NativeAuthTesting",
             dependencies: [
                 "NativeAuth",
+                "LenientJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -198,6 +205,17 @@ let package = Package(
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthTestingTests",
+            dependencies: [
+                "NativeAuthTesting",
+                "TestSupport",
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ]
         ),
         .testTarget(

@@ -171,16 +171,18 @@ public final class TestHTTPServer: Sendable {
         return url
     }
 
-    /// Starts a server on an ephemeral port of 127.0.0.1.
+    /// Starts a server on 127.0.0.1.
     ///
-    /// - Parameter handler: Answers every request.
+    /// - Parameters:
+    ///   - port: The port; 0 (the default) picks a free one.
+    ///   - handler: Answers every request.
     /// - Returns: The running server.
-    /// - Throws: When no socket can be bound.
-    public static func start(_ handler: @escaping Handler) async throws -> TestHTTPServer {
+    /// - Throws: When the port cannot be bound.
+    public static func start(port: Int = 0, _ handler: @escaping Handler) async throws -> TestHTTPServer {
         let handlers = Handlers()
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
+            .bind(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     let connection = try Connection(wrappingChannelSynchronously: channel)
@@ -188,7 +190,7 @@ public final class TestHTTPServer: Sendable {
                     return connection
                 }
             }
-        let port = server.channel.localAddress?.port ?? 0
+        let port = server.channel.localAddress?.port ?? port
         let channel = server.channel
         // Never cancel the accept loop: NIO traps on an accepted connection that is dropped
         // without `executeThenClose`. Stopping closes the listener, lets the loop drain, then

@@ -1,0 +1,394 @@
+public import Foundation
+public import LenientJSON
+import Synchronization
+
+/// An OpenID provider that runs in your process on 127.0.0.1: sign-in, refresh, the device flow,
+/// userinfo, revocation and logout against a real server over real HTTP, with no account, no
+/// network and no other language.
+///
+/// ```swift
+/// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+/// let provider = try GenericOIDCProvider(configuration: ProviderConfiguration(
+///     issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+///     scopes: ["openid", "profile", "email"]))
+/// let auth = Authenticator(provider: provider, store: MemoryTokenStore())
+/// try await auth.login(presenter: LoopbackPresenter(configuration: .init(opener: RedirectFollowingBrowser())))
+/// #expect(sandbox.requestCount(.token) == 1)
+/// await sandbox.stop()
+/// ```
+///
+/// What it serves (the paths are in ``Endpoint``):
+/// - discovery (`/.well-known/openid-configuration`, and the same document as RFC 8414 metadata),
+///   naming every endpoint below and `authorization_response_iss_parameter_supported`;
+/// - authorization: an approval page with Approve and Deny buttons (and a choice of user when
+///   there are several), or an immediate approval with ``Configuration/autoApprove``; `state` and
+///   `iss` come back on the redirect; PKCE S256 is required;
+/// - token: `authorization_code` (single use, `redirect_uri` and the PKCE verifier checked),
+///   `refresh_token` (rotating unless ``rotatesRefreshTokens`` is off; a rotated-away token is
+///   refused) and the device code grant (`authorization_pending`, `slow_down`, `access_denied`,
+///   `expired_token`);
+/// - ID tokens signed with ES256 or RS256 (``SigningAlgorithm``), with `nonce`, `at_hash` and
+///   `auth_time`; the JWKS, with key rotation on demand (``rotateSigningKey(retainPrevious:)``);
+/// - userinfo, a protected resource (`/resource`) for API calls, revocation (RFC 7009),
+///   end-session (RP-Initiated Logout back to a loopback `post_logout_redirect_uri`), and device
+///   authorization with its verification page.
+///
+/// For tests: users and their claims, token lifetimes and an injectable clock in
+/// ``Configuration``; failure injection (``failNext(_:_:with:)``); and counters per endpoint and per
+/// grant (``requestCount(_:)``, ``grantCount(_:)``).
+///
+/// The sandbox is for tests and demonstrations: plain HTTP on loopback, no persistence, no rate
+/// limits, and every client secret and key lives in memory until ``stop()``.
+public final class SandboxAuthorizationServer: Sendable {
+    /// The endpoints, by the path they are served at.
+    public enum Endpoint: String, Sendable, CaseIterable, Hashable {
+        /// `/.well-known/openid-configuration` and `/.well-known/oauth-authorization-server`.
+        case discovery = "/.well-known/openid-configuration"
+        /// The authorization endpoint and its approval page.
+        case authorization = "/authorize"
+        /// The token endpoint.
+        case token = "/token"
+        /// The userinfo endpoint.
+        case userInfo = "/userinfo"
+        /// The JWK Set.
+        case jwks = "/jwks"
+        /// RP-Initiated Logout.
+        case endSession = "/end_session"
+        /// Token revocation (RFC 7009).
+        case revocation = "/revoke"
+        /// Device authorization (RFC 8628 §3.1).
+        case deviceAuthorization = "/device_authorization"
+        /// The device verification page, where a person enters the user code.
+        case deviceVerification = "/device"
+        /// A protected resource: answers a valid access token with who it belongs to.
+        case resource = "/resource"
+    }
+
+    /// The grant types of the token endpoint, for ``grantCount(_:)``.
+    public enum Grant: String, Sendable, CaseIterable, Hashable {
+        /// `authorization_code`.
+        case authorizationCode = "authorization_code"
+        /// `refresh_token`.
+        case refreshToken = "refresh_token"
+        /// `urn:ietf:params:oauth:grant-type:device_code`.
+        case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
+    }
+
+    /// How ID tokens are signed.
+    public enum SigningAlgorithm: String, Sendable {
+        /// ECDSA with P-256 and SHA-256: keys are made in microseconds.
+        case es256 = "ES256"
+        /// RSASSA-PKCS1-v1_5 with SHA-256 and a 2048-bit key, as most providers use.
+        case rs256 = "RS256"
+    }
+
+    /// A person who can sign in.
+    public struct User: Sendable {
+        /// The `sub` claim.
+        public var subject: String
+        /// The name shown on the approval page, and the `preferred_username` claim.
+        public var username: String
+        /// More claims. Those whose name starts with `email` are released with the `email` scope,
+        /// the others with `profile`; `sub` always.
+        public var claims: JSONObject
+
+        /// Creates a user.
+        ///
+        /// - Parameters:
+        ///   - subject: The `sub` claim.
+        ///   - username: The user name.
+        ///   - claims: More claims, such as `name` and `email`.
+        public init(subject: String, username: String, claims: JSONObject = JSONObject()) {
+            self.subject = subject
+            self.username = username
+            self.claims = claims
+        }
+
+        /// Alice, the default user.
+        public static let alice = User(
+            subject: "sandbox-user-alice",
+            username: "alice",
+            claims: [
+                "name": "Alice Example", "given_name": "Alice", "email": "alice@example.test", "email_verified": true,
+            ]
+        )
+
+        /// Bob, a second user.
+        public static let bob = User(
+            subject: "sandbox-user-bob",
+            username: "bob",
+            claims: ["name": "Bob Example", "email": "bob@example.test", "email_verified": false]
+        )
+    }
+
+    /// A registered client.
+    public struct Client: Sendable {
+        /// The default client's id: public (no secret), loopback redirect URIs.
+        public static let defaultID = "sandbox-client"
+
+        /// The client id.
+        public var id: String
+        /// The secret of a confidential client (`client_secret_basic` or `client_secret_post`);
+        /// `nil` for a public client.
+        public var secret: String?
+        /// The allowed redirect URIs. A loopback URI (`127.0.0.1`, `[::1]`, `localhost`) matches
+        /// on any port (RFC 8252 §7.3); others match exactly.
+        public var redirectURIs: [String]
+        /// The allowed `post_logout_redirect_uri`s, matched the same way.
+        public var postLogoutRedirectURIs: [String]
+
+        /// Creates a client.
+        ///
+        /// - Parameters:
+        ///   - id: The client id.
+        ///   - secret: The secret, for a confidential client.
+        ///   - redirectURIs: The allowed redirect URIs; default `/callback` on the loopback addresses.
+        ///   - postLogoutRedirectURIs: The allowed post-logout redirect URIs; default the redirect URIs.
+        public init(
+            id: String,
+            secret: String? = nil,
+            redirectURIs: [String] = [
+                "http://127.0.0.1/callback", "http://[::1]/callback", "http://localhost/callback",
+            ],
+            postLogoutRedirectURIs: [String]? = nil
+        ) {
+            self.id = id
+            self.secret = secret
+            self.redirectURIs = redirectURIs
+            self.postLogoutRedirectURIs = postLogoutRedirectURIs ?? redirectURIs
+        }
+    }
+
+    /// What the next requests to an endpoint answer instead of the real thing (see
+    /// ``SandboxAuthorizationServer/failNext(_:_:with:)``).
+    public enum Failure: Sendable {
+        /// An OAuth error answer (RFC 6749 §5.2): `{"error": CODE}` with the status.
+        case oauthError(String, status: Int = 400)
+        /// Any status with any body: a proxy's HTML page, a 503, malformed JSON.
+        case response(status: Int, contentType: String, body: String)
+        /// The real answer, after a delay.
+        case delay(Duration)
+    }
+
+    /// How the sandbox behaves; fixed at ``start(_:)``, except where a property of the server says otherwise.
+    public struct Configuration: Sendable {
+        /// The clients; default one public client, ``Client/defaultID``.
+        public var clients: [Client]
+        /// The users; the first one signs in when nobody chooses. Default ``User/alice`` and ``User/bob``.
+        public var users: [User]
+        /// Approve every authorization request and device code at once, without a page.
+        public var autoApprove: Bool
+        /// How long access tokens live.
+        public var accessTokenLifetime: Duration
+        /// How long refresh tokens live; `nil` for ever.
+        public var refreshTokenLifetime: Duration?
+        /// How long ID tokens live.
+        public var idTokenLifetime: Duration
+        /// How long an authorization code can be redeemed.
+        public var authorizationCodeLifetime: Duration
+        /// How long a device code can be approved and redeemed.
+        public var deviceCodeLifetime: Duration
+        /// The device flow's polling interval; polling faster gets `slow_down`. Zero turns that off.
+        public var devicePollingInterval: Duration
+        /// Whether a refresh returns a new refresh token and retires the old one.
+        public var rotateRefreshTokens: Bool
+        /// How ID tokens are signed.
+        public var signingAlgorithm: SigningAlgorithm
+        /// The scopes a client may ask for.
+        public var scopesSupported: [String]
+        /// The port on 127.0.0.1; 0 picks a free one.
+        public var port: Int
+        /// The current time, for every expiry and every `iat`; inject one to test expiry without waiting.
+        public var clock: @Sendable () -> Date
+
+        /// Creates a configuration; every parameter has a default.
+        ///
+        /// - Parameters:
+        ///   - clients: The clients.
+        ///   - users: The users.
+        ///   - autoApprove: Whether to approve without a page.
+        ///   - accessTokenLifetime: Access token lifetime (default 1 hour).
+        ///   - refreshTokenLifetime: Refresh token lifetime (default none).
+        ///   - idTokenLifetime: ID token lifetime (default 1 hour).
+        ///   - authorizationCodeLifetime: Authorization code lifetime (default 60 s).
+        ///   - deviceCodeLifetime: Device code lifetime (default 10 min).
+        ///   - devicePollingInterval: Device polling interval (default 1 s).
+        ///   - rotateRefreshTokens: Whether refresh tokens rotate (default yes).
+        ///   - signingAlgorithm: ES256 (default) or RS256.
+        ///   - scopesSupported: The scopes clients may ask for.
+        ///   - port: The port, 0 for any free one.
+        ///   - clock: The current time.
+        public init(
+            clients: [Client] = [Client(id: Client.defaultID)],
+            users: [User] = [.alice, .bob],
+            autoApprove: Bool = false,
+            accessTokenLifetime: Duration = .seconds(3600),
+            refreshTokenLifetime: Duration? = nil,
+            idTokenLifetime: Duration = .seconds(3600),
+            authorizationCodeLifetime: Duration = .seconds(60),
+            deviceCodeLifetime: Duration = .seconds(600),
+            devicePollingInterval: Duration = .seconds(1),
+            rotateRefreshTokens: Bool = true,
+            signingAlgorithm: SigningAlgorithm = .es256,
+            scopesSupported: [String] = ["openid", "profile", "email", "offline_access", "api"],
+            port: Int = 0,
+            clock: @escaping @Sendable () -> Date = { Date() }
+        ) {
+            self.clients = clients
+            self.users = users
+            self.autoApprove = autoApprove
+            self.accessTokenLifetime = accessTokenLifetime
+            self.refreshTokenLifetime = refreshTokenLifetime
+            self.idTokenLifetime = idTokenLifetime
+            self.authorizationCodeLifetime = authorizationCodeLifetime
+            self.deviceCodeLifetime = deviceCodeLifetime
+            self.devicePollingInterval = devicePollingInterval
+            self.rotateRefreshTokens = rotateRefreshTokens
+            self.signingAlgorithm = signingAlgorithm
+            self.scopesSupported = scopesSupported
+            self.port = port
+            self.clock = clock
+        }
+    }
+
+    private let http: TestHTTPServer
+    let core: SandboxCore
+
+    /// The issuer: `http://127.0.0.1:PORT`.
+    public let issuer: URL
+
+    private init(http: TestHTTPServer, core: SandboxCore) {
+        self.http = http
+        self.core = core
+        self.issuer = http.url("")
+    }
+
+    /// Starts a sandbox; it listens before this returns.
+    ///
+    /// - Parameter configuration: Clients, users, lifetimes, clock.
+    /// - Returns: The running sandbox.
+    /// - Throws: When the port cannot be bound, or the configuration has no user or no client.
+    public static func start(_ configuration: Configuration = Configuration()) async throws
+        -> SandboxAuthorizationServer
+    {
+        let core = try SandboxCore(configuration: configuration)
+        let http = try await TestHTTPServer.start(port: configuration.port) { request in
+            await core.handle(request)
+        }
+        let issuer = http.url("").absoluteString
+        core.state.withLock { $0.issuer = issuer }
+        return SandboxAuthorizationServer(http: http, core: core)
+    }
+
+    /// Stops the sandbox: closes the listener and every connection.
+    public func stop() async {
+        await http.stop()
+    }
+
+    /// The port the sandbox listens on.
+    public var port: Int { http.port }
+
+    /// The URL of an endpoint.
+    ///
+    /// - Parameter endpoint: The endpoint.
+    /// - Returns: Its URL on this sandbox.
+    public func url(_ endpoint: Endpoint) -> URL { http.url(endpoint.rawValue) }
+
+    /// Whether authorization requests and device codes are approved at once (no page).
+    public var autoApprove: Bool {
+        get { core.state.withLock { $0.autoApprove } }
+        set { core.state.withLock { $0.autoApprove = newValue } }
+    }
+
+    /// Whether refresh tokens rotate.
+    public var rotatesRefreshTokens: Bool {
+        get { core.state.withLock { $0.rotateRefreshTokens } }
+        set { core.state.withLock { $0.rotateRefreshTokens = newValue } }
+    }
+
+    /// How many requests an endpoint received (failed ones included).
+    ///
+    /// - Parameter endpoint: The endpoint.
+    /// - Returns: The count since the start or the last ``resetCounts()``.
+    public func requestCount(_ endpoint: Endpoint) -> Int {
+        core.state.withLock { $0.requestCounts[endpoint, default: 0] }
+    }
+
+    /// How many token requests asked for a grant type (failed ones included).
+    ///
+    /// - Parameter grant: The grant type.
+    /// - Returns: The count since the start or the last ``resetCounts()``.
+    public func grantCount(_ grant: Grant) -> Int {
+        core.state.withLock { $0.grantCounts[grant, default: 0] }
+    }
+
+    /// Every endpoint's request count, for reports.
+    public var requestCounts: [Endpoint: Int] { core.state.withLock { $0.requestCounts } }
+
+    /// Sets every counter back to zero.
+    public func resetCounts() {
+        core.state.withLock { state in
+            state.requestCounts = [:]
+            state.grantCounts = [:]
+        }
+    }
+
+    /// Makes the next `count` requests to `endpoint` answer `failure` (they are still counted).
+    ///
+    /// - Parameters:
+    ///   - count: How many requests.
+    ///   - endpoint: Which endpoint.
+    ///   - failure: What they answer.
+    public func failNext(_ count: Int, _ endpoint: Endpoint, with failure: Failure) {
+        guard count > 0 else { return }
+        core.state.withLock {
+            $0.failures[endpoint, default: []].append(contentsOf: repeatElement(failure, count: count))
+        }
+    }
+
+    /// Signs with a new key from now on. The JWKS keeps the previous keys unless `retainPrevious`
+    /// is false (then tokens signed before no longer verify).
+    ///
+    /// - Parameter retainPrevious: Whether the old keys stay published.
+    /// - Throws: When a key cannot be made.
+    public func rotateSigningKey(retainPrevious: Bool = true) throws {
+        let algorithm = core.state.withLock { $0.signer.algorithm }
+        let entry = try SandboxSigner.makeKey(algorithm)
+        core.state.withLock { $0.signer.add(entry, retainPrevious: retainPrevious) }
+    }
+
+    /// The key id that signs now.
+    public var currentKeyID: String { core.state.withLock { $0.signer.currentKeyID } }
+
+    /// Approves a device code, as a person on the verification page would.
+    ///
+    /// - Parameters:
+    ///   - userCode: The user code shown to the person (case and dashes do not matter).
+    ///   - username: Who approves; default the first user.
+    /// - Throws: ``SandboxError`` when the code is unknown or expired, or the user unknown.
+    public func approveDevice(userCode: String, as username: String? = nil) throws {
+        try core.decideDevice(userCode: userCode, approve: true, username: username)
+    }
+
+    /// Denies a device code, as a person on the verification page would.
+    ///
+    /// - Parameter userCode: The user code.
+    /// - Throws: ``SandboxError`` when the code is unknown or expired.
+    public func denyDevice(userCode: String) throws {
+        try core.decideDevice(userCode: userCode, approve: false, username: nil)
+    }
+
+    /// Revokes every access and refresh token, as if the person signed out everywhere.
+    public func revokeAllTokens() {
+        core.state.withLock { state in
+            state.accessTokens.removeAll()
+            state.refreshTokens.removeAll()
+        }
+    }
+}
+
+/// A sandbox control call that could not be carried out.
+public struct SandboxError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+}

@@ -1,0 +1,391 @@
+import Crypto
+import Foundation
+import LenientJSON
+import NativeAuth
+import Synchronization
+
+extension SandboxCore {
+    // MARK: Authorization
+
+    /// Redirects back to the client with `fields`, `state` and `iss` (RFC 9207).
+    func redirect(_ request: PendingRequest, _ fields: [FormField], issuer: String) -> TestResponse {
+        var answer = fields
+        if let state = request.state { answer.append(FormField("state", state)) }
+        answer.append(FormField("iss", issuer))
+        let separator = request.redirectURI.contains("?") ? "&" : "?"
+        return TestResponse(
+            status: 303,
+            headers: [
+                ("Location", request.redirectURI + separator + FormURLEncoding.encode(answer)),
+                ("Cache-Control", "no-store"),
+            ]
+        )
+    }
+
+    func authorize(_ request: TestRequest) -> TestResponse {
+        let query = request.query
+        let issuer = request.serverURL.absoluteString
+        // Without a known client and a registered redirect URI, nothing may be redirected (RFC 6749 §4.1.2.1).
+        guard let client = client(query.first(named: "client_id")) else {
+            return page(status: 400, title: "Unknown client", body: "<p>The client_id is not registered here.</p>")
+        }
+        guard let redirectURI = query.first(named: "redirect_uri"), Self.matches(redirectURI, client.redirectURIs)
+        else {
+            return page(
+                status: 400, title: "Wrong redirect URI",
+                body: "<p>The redirect_uri is not registered for \(html(client.id)).</p>")
+        }
+        let scopes = (query.first(named: "scope") ?? "").split(separator: " ").map(String.init)
+        var pending = PendingRequest(
+            clientID: client.id, redirectURI: redirectURI, scopes: scopes, state: query.first(named: "state"),
+            nonce: query.first(named: "nonce"), codeChallenge: query.first(named: "code_challenge") ?? ""
+        )
+        guard query.first(named: "response_type") == "code" else {
+            return redirect(pending, [FormField("error", "unsupported_response_type")], issuer: issuer)
+        }
+        guard !pending.codeChallenge.isEmpty, query.first(named: "code_challenge_method") == "S256" else {
+            return redirect(
+                pending,
+                [FormField("error", "invalid_request"), FormField("error_description", "PKCE with S256 is required")],
+                issuer: issuer)
+        }
+        if let unknown = scopes.first(where: { !configuration.scopesSupported.contains($0) }) {
+            return redirect(
+                pending,
+                [FormField("error", "invalid_scope"), FormField("error_description", "unknown scope \(unknown)")],
+                issuer: issuer)
+        }
+        if pending.scopes.isEmpty { pending.scopes = ["openid"] }
+        if state.withLock({ $0.autoApprove }), let user = configuration.users.first {
+            return approve(pending, user: user, issuer: issuer)
+        }
+        let transaction = SecureRandom.token()
+        state.withLock { $0.pending[transaction] = pending }
+        return approvalPage(pending, transaction: transaction)
+    }
+
+    func approve(_ pending: PendingRequest, user: SandboxAuthorizationServer.User, issuer: String) -> TestResponse {
+        let code = SecureRandom.token()
+        let now = now
+        let authorization = Authorization(
+            clientID: pending.clientID, subject: user.subject, scopes: pending.scopes, authTime: now,
+            nonce: pending.nonce, family: SecureRandom.token(bytes: 12)
+        )
+        let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.seconds)
+        state.withLock {
+            $0.codes[code] = IssuedCode(request: pending, authorization: authorization, expiresAt: expiry)
+        }
+        return redirect(pending, [FormField("code", code)], issuer: issuer)
+    }
+
+    /// The approval page's form: `transaction`, `decision` (`approve` or `deny`), `user`.
+    func decide(_ request: TestRequest) -> TestResponse {
+        let form = request.form
+        let pending = state.withLock { $0.pending.removeValue(forKey: form.first(named: "transaction") ?? "") }
+        guard let pending else {
+            return page(
+                status: 400, title: "This request has expired",
+                body: "<p>Start the sign-in again from the application.</p>")
+        }
+        let issuer = request.serverURL.absoluteString
+        guard form.first(named: "decision") == "approve" else {
+            return redirect(
+                pending,
+                [FormField("error", "access_denied"), FormField("error_description", "the person denied the request")],
+                issuer: issuer)
+        }
+        guard let user = user(form.first(named: "user")) else {
+            return page(status: 400, title: "Unknown user", body: "<p>Choose one of the listed users.</p>")
+        }
+        return approve(pending, user: user, issuer: issuer)
+    }
+
+    // MARK: Token
+
+    func token(_ request: TestRequest) -> TestResponse {
+        let client: SandboxAuthorizationServer.Client
+        switch authenticateClient(request) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let box): return box.response
+        }
+        let form = request.form
+        switch form.first(named: "grant_type") {
+        case SandboxAuthorizationServer.Grant.authorizationCode.rawValue: return exchangeCode(form, client: client)
+        case SandboxAuthorizationServer.Grant.refreshToken.rawValue: return refresh(form, client: client)
+        case SandboxAuthorizationServer.Grant.deviceCode.rawValue: return redeemDeviceCode(form, client: client)
+        case nil: return oauthError("invalid_request", "grant_type is missing")
+        default: return oauthError("unsupported_grant_type", "this grant type is not supported")
+        }
+    }
+
+    func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+        // A code is used at most once, whatever happens next.
+        let issued = state.withLock { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
+        guard let issued, issued.expiresAt > now else {
+            return oauthError("invalid_grant", "the authorization code is unknown, expired or already used")
+        }
+        guard issued.request.clientID == client.id else {
+            return oauthError("invalid_grant", "the code was issued to another client")
+        }
+        guard form.first(named: "redirect_uri") == issued.request.redirectURI else {
+            return oauthError("invalid_grant", "redirect_uri differs from the authorization request's")
+        }
+        guard let verifier = form.first(named: "code_verifier") else {
+            return oauthError("invalid_request", "code_verifier is missing")
+        }
+        guard let pkce = try? PKCE(verifier: verifier),
+            ConstantTime.equals(pkce.challenge, issued.request.codeChallenge)
+        else {
+            return oauthError("invalid_grant", "the code_verifier does not match the code_challenge")
+        }
+        return issueTokens(issued.authorization, includeNonce: true, newRefreshToken: true)
+    }
+
+    func refresh(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+        let token = form.first(named: "refresh_token") ?? ""
+        let now = now
+        let (record, rotate) = state.withLock { state in (state.refreshTokens[token], state.rotateRefreshTokens) }
+        guard var record, record.expiresAt.map({ $0 > now }) ?? true else {
+            return oauthError("invalid_grant", "the refresh token is unknown, expired, revoked or already rotated")
+        }
+        guard record.authorization.clientID == client.id else {
+            return oauthError("invalid_grant", "the refresh token was issued to another client")
+        }
+        if let scope = form.first(named: "scope") {
+            let asked = scope.split(separator: " ").map(String.init)
+            guard asked.allSatisfy(record.authorization.scopes.contains) else {
+                return oauthError("invalid_scope", "a refresh cannot widen the scope")
+            }
+            record.authorization.scopes = asked
+        }
+        if rotate {
+            // Retire the old token; a second refresh with it is refused.
+            let removed = state.withLock { $0.refreshTokens.removeValue(forKey: token) }
+            guard removed != nil else {
+                return oauthError("invalid_grant", "the refresh token was already rotated")
+            }
+        }
+        return issueTokens(record.authorization, includeNonce: false, newRefreshToken: rotate)
+    }
+
+    func issueTokens(_ authorization: Authorization, includeNonce: Bool, newRefreshToken: Bool) -> TestResponse {
+        let now = now
+        let access = SecureRandom.token()
+        let lifetime = configuration.accessTokenLifetime.seconds
+        var answer: JSONObject = [
+            "access_token": .string(access),
+            "token_type": "Bearer",
+            "expires_in": .integer(Int64(lifetime.rounded())),
+            "scope": .string(authorization.scopes.joined(separator: " ")),
+        ]
+        var refresh: String?
+        if newRefreshToken {
+            refresh = SecureRandom.token()
+            answer["refresh_token"] = refresh.map(JSONValue.string)
+        }
+        if authorization.scopes.contains("openid") {
+            var claims = claims(of: authorization.subject, scopes: authorization.scopes)
+            let issued = Int64(now.timeIntervalSince1970)
+            claims["iss"] = .string(issuer)
+            claims["aud"] = .string(authorization.clientID)
+            claims["iat"] = .integer(issued)
+            claims["exp"] = .integer(issued + Int64(configuration.idTokenLifetime.seconds.rounded()))
+            claims["auth_time"] = .integer(Int64(authorization.authTime.timeIntervalSince1970))
+            if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
+            let digest = SHA256.hash(data: Data(access.utf8))
+            claims["at_hash"] = .string(Base64URL.encode(Array(digest).prefix(16)))
+            guard let idToken = try? state.withLock({ try $0.signer.sign(claims) }) else {
+                return oauthError("server_error", "the ID token could not be signed", status: 500)
+            }
+            answer["id_token"] = .string(idToken)
+        }
+        let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.seconds) }
+        state.withLock { state in
+            state.accessTokens[access] = AccessToken(
+                authorization: authorization, expiresAt: now.addingTimeInterval(lifetime))
+            if let refresh {
+                state.refreshTokens[refresh] = RefreshToken(authorization: authorization, expiresAt: refreshExpiry)
+            }
+        }
+        return json(answer)
+    }
+
+    /// The issuer, for ID tokens (set when the server has its port).
+    var issuer: String { state.withLock { $0.issuer } }
+
+    // MARK: Revocation and logout
+
+    func revoke(_ request: TestRequest) -> TestResponse {
+        let client: SandboxAuthorizationServer.Client
+        switch authenticateClient(request) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let box): return box.response
+        }
+        let token = request.form.first(named: "token") ?? ""
+        state.withLock { state in
+            if let record = state.refreshTokens[token], record.authorization.clientID == client.id {
+                // Revoking a refresh token ends its whole sign-in (RFC 7009 §2.1 allows it).
+                let family = record.authorization.family
+                state.refreshTokens = state.refreshTokens.filter { $0.value.authorization.family != family }
+                state.accessTokens = state.accessTokens.filter { $0.value.authorization.family != family }
+            } else if let record = state.accessTokens[token], record.authorization.clientID == client.id {
+                state.accessTokens[token] = nil
+            }
+        }
+        // RFC 7009 §2.2: an unknown or already invalid token is not an error.
+        return TestResponse(status: 200, headers: [("Cache-Control", "no-store")])
+    }
+
+    func endSession(_ request: TestRequest) -> TestResponse {
+        let fields = request.method == "POST" ? request.form : request.query
+        guard let target = fields.first(named: "post_logout_redirect_uri") else {
+            return page(
+                title: "Signed out", body: "<p>You are signed out of the sandbox. You can close this window.</p>")
+        }
+        let clientID = fields.first(named: "client_id") ?? audience(ofIDToken: fields.first(named: "id_token_hint"))
+        guard let client = client(clientID), Self.matches(target, client.postLogoutRedirectURIs) else {
+            return page(
+                status: 400, title: "Wrong post-logout redirect URI",
+                body: "<p>The post_logout_redirect_uri is not registered for this client.</p>")
+        }
+        var back: [FormField] = []
+        if let state = fields.first(named: "state") { back.append(FormField("state", state)) }
+        let separator = target.contains("?") ? "&" : "?"
+        let location = back.isEmpty ? target : target + separator + FormURLEncoding.encode(back)
+        return TestResponse(status: 303, headers: [("Location", location)])
+    }
+
+    /// The `aud` of an ID token the sandbox signed (not verified: only to find the client).
+    func audience(ofIDToken token: String?) -> String? {
+        guard let token, case let parts = token.split(separator: "."), parts.count == 3,
+            let payload = Base64URL.decode(parts[1]), let object = try? JSONValue.parse(payload).objectValue
+        else { return nil }
+        return (try? object.string("aud")) ?? nil
+    }
+
+    // MARK: Device flow
+
+    func deviceAuthorization(_ request: TestRequest) -> TestResponse {
+        let client: SandboxAuthorizationServer.Client
+        switch authenticateClient(request) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let box): return box.response
+        }
+        var scopes = (request.form.first(named: "scope") ?? "openid").split(separator: " ").map(String.init)
+        if let unknown = scopes.first(where: { !configuration.scopesSupported.contains($0) }) {
+            return oauthError("invalid_scope", "unknown scope \(unknown)")
+        }
+        if scopes.isEmpty { scopes = ["openid"] }
+        let deviceCode = SecureRandom.token()
+        let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
+        let letters = SecureRandom.bytes(8).map { alphabet[Int($0) % alphabet.count] }
+        let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
+        let lifetime = configuration.deviceCodeLifetime.seconds
+        let interval = configuration.devicePollingInterval.seconds
+        let autoApprove = state.withLock { $0.autoApprove }
+        let record = DeviceCode(
+            clientID: client.id, scopes: scopes, userCode: userCode, expiresAt: now.addingTimeInterval(lifetime),
+            interval: interval, lastPoll: nil,
+            status: autoApprove ? .approved(subject: configuration.users[0].subject) : .pending
+        )
+        state.withLock { state in
+            state.deviceCodes[deviceCode] = record
+            state.userCodes[Self.normalize(userCode)] = deviceCode
+        }
+        let verification =
+            request.serverURL.absoluteString + SandboxAuthorizationServer.Endpoint.deviceVerification.rawValue
+        return json([
+            "device_code": .string(deviceCode),
+            "user_code": .string(userCode),
+            "verification_uri": .string(verification),
+            "verification_uri_complete": .string(
+                verification + "?" + FormURLEncoding.encode([FormField("user_code", userCode)])),
+            "expires_in": .integer(Int64(lifetime.rounded())),
+            "interval": .integer(Int64(interval.rounded(.up))),
+        ])
+    }
+
+    static func normalize(_ userCode: String) -> String {
+        userCode.uppercased().filter { $0.isLetter || $0.isNumber }
+    }
+
+    func redeemDeviceCode(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+        let deviceCode = form.first(named: "device_code") ?? ""
+        let now = now
+        enum Outcome {
+            case error(String, String)
+            case approved(DeviceCode, subject: String)
+        }
+        let outcome: Outcome = state.withLock { state in
+            guard var record = state.deviceCodes[deviceCode], record.clientID == client.id else {
+                return .error("invalid_grant", "the device code is unknown")
+            }
+            defer { state.deviceCodes[deviceCode] = record }
+            guard record.expiresAt > now else { return .error("expired_token", "the device code has expired") }
+            let tooSoon =
+                record.interval > 0 && record.lastPoll.map { now.timeIntervalSince($0) < record.interval } == true
+            record.lastPoll = now
+            switch record.status {
+            case .pending:
+                if tooSoon {
+                    record.interval += 5
+                    return .error("slow_down", "polling faster than the interval")
+                }
+                return .error("authorization_pending", "the person has not approved yet")
+            case .denied: return .error("access_denied", "the person denied the request")
+            case .redeemed: return .error("invalid_grant", "the device code was already used")
+            case .approved(let subject):
+                record.status = .redeemed
+                return .approved(record, subject: subject)
+            }
+        }
+        switch outcome {
+        case .error(let code, let description): return oauthError(code, description)
+        case .approved(let record, let subject):
+            let authorization = Authorization(
+                clientID: record.clientID, subject: subject, scopes: record.scopes, authTime: now, nonce: nil,
+                family: SecureRandom.token(bytes: 12))
+            return issueTokens(authorization, includeNonce: false, newRefreshToken: true)
+        }
+    }
+
+    func decideDevice(userCode: String, approve: Bool, username: String?) throws {
+        guard let user = user(username) else { throw SandboxError(description: "no user named \(username ?? "")") }
+        let now = now
+        try state.withLock { state in
+            guard let deviceCode = state.userCodes[Self.normalize(userCode)],
+                var record = state.deviceCodes[deviceCode],
+                record.expiresAt > now
+            else { throw SandboxError(description: "the user code \(userCode) is unknown or expired") }
+            guard case .pending = record.status else {
+                throw SandboxError(description: "the user code \(userCode) was already used")
+            }
+            record.status = approve ? .approved(subject: user.subject) : .denied
+            state.deviceCodes[deviceCode] = record
+        }
+    }
+
+    func deviceDecision(_ request: TestRequest) -> TestResponse {
+        let form = request.form
+        let userCode = form.first(named: "user_code") ?? ""
+        let approve = form.first(named: "decision") == "approve"
+        do {
+            try decideDevice(userCode: userCode, approve: approve, username: form.first(named: "user"))
+        } catch {
+            return devicePage(request, userCode: userCode, problem: "\(error)")
+        }
+        return page(
+            title: approve ? "Device approved" : "Device denied",
+            body: approve
+                ? "<p>You can return to your device: it is signed in.</p>"
+                : "<p>The device was not signed in.</p>")
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,310 @@
+import Crypto
+import Foundation
+import LenientJSON
+import NativeAuth
+import Synchronization
+
+/// The sandbox's state and its answers; `SandboxAuthorizationServer` is the public face.
+final class SandboxCore: Sendable {
+    typealias Endpoint = SandboxAuthorizationServer.Endpoint
+    typealias Grant = SandboxAuthorizationServer.Grant
+    typealias Failure = SandboxAuthorizationServer.Failure
+
+    /// What a sign-in grants, shared by the tokens it produces.
+    struct Authorization: Sendable {
+        var clientID: String
+        var subject: String
+        var scopes: [String]
+        var authTime: Date
+        var nonce: String?
+        /// Tokens of one sign-in share a family: revoking its refresh token revokes them all.
+        var family: String
+    }
+
+    /// An authorization request waiting on the approval page.
+    struct PendingRequest: Sendable {
+        var clientID: String
+        var redirectURI: String
+        var scopes: [String]
+        var state: String?
+        var nonce: String?
+        var codeChallenge: String
+    }
+
+    struct IssuedCode: Sendable {
+        var request: PendingRequest
+        var authorization: Authorization
+        var expiresAt: Date
+    }
+
+    struct AccessToken: Sendable {
+        var authorization: Authorization
+        var expiresAt: Date
+    }
+
+    struct RefreshToken: Sendable {
+        var authorization: Authorization
+        var expiresAt: Date?
+    }
+
+    struct DeviceCode: Sendable {
+        enum Status: Sendable {
+            case pending
+            case approved(subject: String)
+            case denied
+            case redeemed
+        }
+
+        var clientID: String
+        var scopes: [String]
+        var userCode: String
+        var expiresAt: Date
+        var interval: TimeInterval
+        var lastPoll: Date?
+        var status: Status
+    }
+
+    struct State: Sendable {
+        var issuer = ""
+        var autoApprove: Bool
+        var rotateRefreshTokens: Bool
+        var signer: SandboxSigner
+        var pending: [String: PendingRequest] = [:]
+        var codes: [String: IssuedCode] = [:]
+        var accessTokens: [String: AccessToken] = [:]
+        var refreshTokens: [String: RefreshToken] = [:]
+        var deviceCodes: [String: DeviceCode] = [:]
+        var userCodes: [String: String] = [:]
+        var requestCounts: [Endpoint: Int] = [:]
+        var grantCounts: [Grant: Int] = [:]
+        var failures: [Endpoint: [Failure]] = [:]
+    }
+
+    let configuration: SandboxAuthorizationServer.Configuration
+    let state: Mutex<State>
+
+    init(configuration: SandboxAuthorizationServer.Configuration) throws {
+        guard !configuration.users.isEmpty else { throw SandboxError(description: "the sandbox needs a user") }
+        guard !configuration.clients.isEmpty else { throw SandboxError(description: "the sandbox needs a client") }
+        self.configuration = configuration
+        state = Mutex(
+            State(
+                autoApprove: configuration.autoApprove,
+                rotateRefreshTokens: configuration.rotateRefreshTokens,
+                signer: try SandboxSigner(algorithm: configuration.signingAlgorithm)
+            ))
+    }
+
+    var now: Date { configuration.clock() }
+
+    func client(_ id: String?) -> SandboxAuthorizationServer.Client? {
+        configuration.clients.first { $0.id == id }
+    }
+
+    func user(_ username: String?) -> SandboxAuthorizationServer.User? {
+        guard let username else { return configuration.users.first }
+        return configuration.users.first { $0.username == username }
+    }
+
+    // MARK: Dispatch
+
+    func handle(_ request: TestRequest) async -> TestResponse {
+        let path = request.path
+        let endpoint: Endpoint? =
+            path == "/.well-known/oauth-authorization-server" ? .discovery : Endpoint(rawValue: path)
+        guard let endpoint else { return .text("not found", status: 404) }
+        let failure: Failure? = state.withLock { state in
+            state.requestCounts[endpoint, default: 0] += 1
+            if endpoint == .token, let grant = Grant(rawValue: request.form.first(named: "grant_type") ?? "") {
+                state.grantCounts[grant, default: 0] += 1
+            }
+            guard var queue = state.failures[endpoint], !queue.isEmpty else { return nil }
+            let first = queue.removeFirst()
+            state.failures[endpoint] = queue
+            return first
+        }
+        var delay = Duration.zero
+        switch failure {
+        case .oauthError(let code, let status):
+            return json(["error": .string(code), "error_description": "injected by the sandbox"], status: status)
+        case .response(let status, let contentType, let body):
+            return .text(body, status: status, contentType: contentType)
+        case .delay(let duration):
+            delay = duration
+        case nil:
+            break
+        }
+        var response = answer(endpoint, request)
+        response.delay = delay
+        return response
+    }
+
+    private func answer(_ endpoint: Endpoint, _ request: TestRequest) -> TestResponse {
+        switch (endpoint, request.method) {
+        case (.discovery, "GET"): return json(discovery(request.serverURL.absoluteString))
+        case (.jwks, "GET"):
+            do {
+                return json(try state.withLock { try $0.signer.jwks() })
+            } catch {
+                return .text("cannot publish the keys", status: 500)
+            }
+        case (.authorization, "GET"): return authorize(request)
+        case (.authorization, "POST"): return decide(request)
+        case (.token, "POST"): return token(request)
+        case (.userInfo, "GET"), (.userInfo, "POST"): return userInfo(request)
+        case (.resource, _): return resource(request)
+        case (.revocation, "POST"): return revoke(request)
+        case (.endSession, "GET"), (.endSession, "POST"): return endSession(request)
+        case (.deviceAuthorization, "POST"): return deviceAuthorization(request)
+        case (.deviceVerification, "GET"): return devicePage(request)
+        case (.deviceVerification, "POST"): return deviceDecision(request)
+        default: return .text("method not allowed", status: 405)
+        }
+    }
+
+    // MARK: Answers
+
+    func json(_ object: JSONObject, status: Int = 200, headers: [(String, String)] = []) -> TestResponse {
+        let text = (try? JSONValue.object(object).encodedString()) ?? "{}"
+        return .json(text, status: status, headers: [("Cache-Control", "no-store")] + headers)
+    }
+
+    func oauthError(_ code: String, _ description: String, status: Int = 400) -> TestResponse {
+        var headers: [(String, String)] = []
+        if status == 401 { headers.append(("WWW-Authenticate", #"Basic realm="sandbox""#)) }
+        return json(
+            ["error": .string(code), "error_description": .string(description)], status: status, headers: headers)
+    }
+
+    func discovery(_ issuer: String) -> JSONObject {
+        func url(_ endpoint: Endpoint) -> JSONValue { .string(issuer + endpoint.rawValue) }
+        let authMethods: JSONValue = ["none", "client_secret_basic", "client_secret_post"]
+        return [
+            "issuer": .string(issuer),
+            "authorization_endpoint": url(.authorization),
+            "token_endpoint": url(.token),
+            "userinfo_endpoint": url(.userInfo),
+            "jwks_uri": url(.jwks),
+            "end_session_endpoint": url(.endSession),
+            "revocation_endpoint": url(.revocation),
+            "device_authorization_endpoint": url(.deviceAuthorization),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": .array(Grant.allCases.map { .string($0.rawValue) }),
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": .array([
+                .string(state.withLock { $0.signer.algorithm.rawValue })
+            ]),
+            "scopes_supported": .array(configuration.scopesSupported.map { .string($0) }),
+            "claims_supported": [
+                "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "name", "given_name",
+                "preferred_username", "email", "email_verified",
+            ],
+            "token_endpoint_auth_methods_supported": authMethods,
+            "revocation_endpoint_auth_methods_supported": authMethods,
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": true,
+        ]
+    }
+
+    /// Whether `uri` is one of `registered`: exactly, or on any port for a loopback address.
+    static func matches(_ uri: String, _ registered: [String]) -> Bool {
+        if registered.contains(uri) { return true }
+        guard let given = URLComponents(string: uri), given.scheme == "http", given.fragment == nil,
+            ["127.0.0.1", "[::1]", "::1", "localhost"].contains(given.host ?? "")
+        else { return false }
+        return registered.contains { entry in
+            guard let allowed = URLComponents(string: entry) else { return false }
+            return allowed.scheme == given.scheme && allowed.host == given.host && allowed.path == given.path
+                && allowed.port == nil && given.query == nil
+        }
+    }
+
+    /// The client a token or revocation request authenticates as, or the error to answer.
+    func authenticateClient(_ request: TestRequest) -> Result<SandboxAuthorizationServer.Client, TestResponseBox> {
+        let form = request.form
+        var id = form.first(named: "client_id")
+        var secret = form.first(named: "client_secret")
+        if let header = request.header("Authorization"), header.lowercased().hasPrefix("basic ") {
+            guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+                let pair = String(data: data, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+            else {
+                return .failure(
+                    TestResponseBox(oauthError("invalid_client", "malformed Basic credentials", status: 401)))
+            }
+            // RFC 6749 §2.3.1: both parts are form-urlencoded.
+            id = String(pair[..<colon]).removingPercentEncoding
+            secret = String(pair[pair.index(after: colon)...]).removingPercentEncoding
+        }
+        guard let client = client(id) else {
+            return .failure(TestResponseBox(oauthError("invalid_client", "unknown client", status: 401)))
+        }
+        if let expected = client.secret {
+            guard let secret, ConstantTime.equals(secret, expected) else {
+                return .failure(
+                    TestResponseBox(oauthError("invalid_client", "wrong or missing client secret", status: 401)))
+            }
+        }
+        return .success(client)
+    }
+
+    /// The access token of a `Bearer` request, if it is valid now.
+    func bearer(_ request: TestRequest) -> (String, AccessToken)? {
+        guard let header = request.header("Authorization"), header.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let now = now
+        return state.withLock { state in
+            guard let record = state.accessTokens[token] else { return nil }
+            guard record.expiresAt > now else {
+                state.accessTokens[token] = nil
+                return nil
+            }
+            return (token, record)
+        }
+    }
+
+    func invalidToken(_ description: String) -> TestResponse {
+        json(
+            ["error": "invalid_token", "error_description": .string(description)], status: 401,
+            headers: [("WWW-Authenticate", #"Bearer realm="sandbox", error="invalid_token""#)]
+        )
+    }
+
+    func claims(of subject: String, scopes: [String]) -> JSONObject {
+        var claims: JSONObject = ["sub": .string(subject)]
+        guard let user = configuration.users.first(where: { $0.subject == subject }) else { return claims }
+        if scopes.contains("profile") { claims["preferred_username"] = .string(user.username) }
+        for member in user.claims where member.key != "sub" {
+            let scope = member.key.hasPrefix("email") ? "email" : "profile"
+            if scopes.contains(scope) { claims[member.key] = member.value }
+        }
+        return claims
+    }
+
+    func userInfo(_ request: TestRequest) -> TestResponse {
+        guard let (_, record) = bearer(request) else { return invalidToken("the access token is not valid") }
+        guard record.authorization.scopes.contains("openid") else {
+            return json(
+                ["error": "insufficient_scope"], status: 403,
+                headers: [("WWW-Authenticate", #"Bearer realm="sandbox", error="insufficient_scope", scope="openid""#)]
+            )
+        }
+        return json(claims(of: record.authorization.subject, scopes: record.authorization.scopes))
+    }
+
+    func resource(_ request: TestRequest) -> TestResponse {
+        guard let (_, record) = bearer(request) else { return invalidToken("the access token is not valid") }
+        let name = configuration.users.first { $0.subject == record.authorization.subject }?.username ?? "someone"
+        return json([
+            "message": .string("Hello, \(name), from the sandbox's protected resource."),
+            "sub": .string(record.authorization.subject),
+            "scope": .string(record.authorization.scopes.joined(separator: " ")),
+        ])
+    }
+}
+
+/// A response carried through `Result` (which wants an `Error`).
+struct TestResponseBox: Error {
+    let response: TestResponse
+    init(_ response: TestResponse) { self.response = response }
+}
