@@ -1,7 +1,7 @@
 internal import ArgumentParser
 internal import Foundation
-internal import Logging
-internal import NativeAuth
+package import Logging
+package import NativeAuth
 internal import Synchronization
 
 #if canImport(Glibc)
@@ -11,11 +11,11 @@ internal import Synchronization
 #endif
 
 /// Shared plumbing of the commands: building the authenticator, printing results and errors.
-enum CommandSupport {
+package enum CommandSupport {
     /// A logger that writes to stderr (stdout is the command's output) at the level named by
     /// `NATIVEAUTH_LOG_LEVEL` (`trace` … `critical`), `warning` by default. It does not bootstrap
     /// the logging system: an application's own logging stays as it set it up.
-    static func makeLogger(
+    package static func makeLogger(
         label: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Logger {
@@ -26,7 +26,7 @@ enum CommandSupport {
     }
 
     /// Runs `body`; an error becomes `error: <code>: <message>` and a hint line on stderr, and exit 1.
-    static func run<Tool: NativeAuthTool>(_ tool: Tool.Type, _ body: () async throws -> Void) async throws {
+    package static func run<Tool: NativeAuthTool>(_ tool: Tool.Type, _ body: () async throws -> Void) async throws {
         do {
             try await body()
         } catch let error as AuthError {
@@ -46,7 +46,9 @@ enum CommandSupport {
     /// Runs `body` in a task that Ctrl-C (SIGINT) and SIGTERM cancel, for commands that wait on the
     /// person: a waiting sign-in ends with `login_cancelled`, its listener and prompt are released,
     /// and the error line says so. A second signal exits at once.
-    static func cancellingOnSignals<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    package static func cancellingOnSignals<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws
+        -> T
+    {
         let task = Task { try await body() }
         let signals = [SIGINT, SIGTERM]
         let received = Mutex(0)
@@ -76,7 +78,7 @@ enum CommandSupport {
     }
 
     /// The exit statuses, for every command's `--help`.
-    static let exitStatusHelp = """
+    package static let exitStatusHelp = """
         Exit status: 0 on success; 1 on an authentication, token-store or configuration error (one line \
         `error: <code>: <message>` on stderr, then a hint); 64 on a usage error.
         """
@@ -114,7 +116,7 @@ enum CommandSupport {
         return try await body()
     }
 
-    static func report<Tool: NativeAuthTool>(_ error: AuthError, tool: Tool.Type) {
+    package static func report<Tool: NativeAuthTool>(_ error: AuthError, tool: Tool.Type) {
         // Red on a terminal only; the text is the same either way.
         let label = stderrIsInteractive ? "\u{1B}[31merror:\u{1B}[0m" : "error:"
         var lines = ["\(label) \(error.description)"]
@@ -126,7 +128,7 @@ enum CommandSupport {
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 
-    static func printLine(_ text: String) {
+    package static func printLine(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }
