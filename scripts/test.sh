@@ -5,6 +5,7 @@
 #   2. builds everything, tests included
 #   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
 #      and runs the test suite against it and against local test servers; stops it afterwards
+#      then checks the sandbox authorization server (NativeAuthTesting) with Python's Authlib
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
 #   5. lints Sources, Tests, Samples and Plugins with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
@@ -55,6 +56,21 @@ log "running the tests"
 # A missing server fails the integration tests instead of skipping them.
 # The outer timeout turns a hung test into a failure instead of a stalled CI run.
 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 swift test --skip-build
+
+log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
+nativeauth="$(swift build --show-bin-path)/nativeauth"
+for algorithm in es256 rs256; do
+    output=$(mktemp)
+    "$nativeauth" sandbox --auto-approve --signing-algorithm "$algorithm" >"$output" 2>&1 &
+    sandbox_pid=$!
+    for _ in $(seq 200); do grep -q '^issuer: ' "$output" && break; sleep 0.05; done
+    issuer=$(sed -n 's/^issuer: //p' "$output")
+    [[ -n $issuer ]] || { cat "$output" >&2; echo "the sandbox did not start" >&2; exit 1; }
+    .venv/bin/python scripts/check-sandbox-authlib.py "$issuer"
+    kill "$sandbox_pid"
+    wait "$sandbox_pid" || { cat "$output" >&2; echo "the sandbox did not stop cleanly" >&2; exit 1; }
+    rm -f "$output"
+done
 stop_server
 started_server=0
 
