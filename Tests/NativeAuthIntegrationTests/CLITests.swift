@@ -75,75 +75,6 @@ struct CLISignInTests {
 
     init() throws { server = try TestServer.load() }
 
-    @Test func aTerminalShowsProgressWhileTheBrowserTakesItsTime() async throws {
-        let directory = try TemporaryDirectory()
-        // The "person" waits three seconds before signing in.
-        let slowBrowser = "/bin/sh -c 'sleep 3; exec \"$0\" \"$@\"' " + TestServer.browserCommand()
-        let command = [
-            cli, "login", "--issuer", server.issuer.absoluteString, "--client-id", server.publicClientID, "--store",
-            directory.path + "/store",
-        ].joined(separator: " ")
-        let result = try await run(
-            "/usr/bin/script", ["-qc", command, "/dev/null"], environment: ["BROWSER": slowBrowser, "TERM": "xterm"])
-        #expect(result.status == 0, "\(result.stdout)")
-        #expect(result.stdout.contains("Waiting for the browser… 0:02"))
-        // The progress line is erased once the sign-in is done.
-        let afterProgress = try #require(result.stdout.range(of: "Waiting for the browser…", options: .backwards))
-        let rest = result.stdout[afterProgress.upperBound...]
-        #expect(rest.contains("\r\u{1B}[2K"))
-        #expect(rest.contains("\r\u{1B}[2KSigned in as "))
-    }
-
-    @Test func loginThenStatusNeverPrintsATokenAndHonoursPrecedence() async throws {
-        let directory = try TemporaryDirectory()
-        let store = directory.path + "/store"
-        // The file names a wrong client; the environment the right one; the flags the store.
-        let config = directory.path + "/config.json"
-        try #"{"issuer": "\#(server.issuer.absoluteString)", "client_id": "wrong-client", "scope": "openid email"}"#
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        let environment = [
-            "BROWSER": TestServer.browserCommand(),
-            "NATIVEAUTH_CLIENT_ID": server.publicClientID,
-            "NATIVEAUTH_STORE": directory.path + "/not-this-one",
-        ]
-        let login = try await run(
-            cli, ["login", "--timeout", "60", "--config", config, "--store", store], environment: environment)
-        #expect(login.status == 0, "\(login.stderr)")
-        // Without the profile scope the ID token has no preferred_username: the email names the account.
-        #expect(login.stdout == "Signed in as alice@example.test\n")
-
-        let tokens = try #require(
-            try FileTokenStore(directory: store).load(
-                TokenKey(issuer: server.issuer.absoluteString, clientID: server.publicClientID)
-            )
-        )
-        #expect(tokens.scopes == ["openid", "email"])
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/not-this-one"))
-
-        let status = try await run(
-            cli, ["status", "--json", "--config", config, "--store", store], environment: environment)
-        #expect(status.status == 0)
-        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
-        #expect(object["signed_in"] == true)
-        #expect(object["subject"] == .string(try #require(tokens.subject)))
-        #expect(object["has_refresh_token"] == true)
-        #expect(object["scope"] == ["openid", "email"])
-        #expect(try object.string("expires_at")?.hasSuffix("Z") == true)
-
-        let human = try await run(cli, ["status", "--config", config, "--store", store], environment: environment)
-        #expect(human.stdout.contains("Signed in as alice@example.test"))
-
-        for output in [login.stdout, login.stderr, status.stdout, status.stderr, human.stdout, human.stderr] {
-            #expect(!output.contains(tokens.accessToken))
-            #expect(!output.contains(try #require(tokens.refreshToken)))
-            #expect(!output.contains(try #require(tokens.idToken)))
-        }
-
-        // With the file's client id, the same store holds nothing.
-        let other = try await run(cli, ["status", "--json", "--config", config, "--store", store])
-        #expect(try JSONValue.parse(other.stdout).objectValue?["signed_in"] == false)
-    }
-
     @Test func tokenApiUserinfoRefreshAndLogout() async throws {
         let directory = try TemporaryDirectory()
         let connection = [
@@ -201,19 +132,101 @@ struct CLISignInTests {
             #expect(!output.contains(try #require(refreshed.refreshToken)))
         }
     }
+}
+
+/// The CLI's own behaviour (progress, precedence, redaction, the printed URL), against the
+/// in-process sandbox: no real server needed.
+@Suite(.serialized) struct CLISandboxSignInTests {
+    let cli = cliPath("oidc-login")
+
+    @Test func aTerminalShowsProgressWhileTheBrowserTakesItsTime() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        // The "person" waits three seconds before signing in.
+        let slowBrowser = "/bin/sh -c 'sleep 3; exec \"$0\" \"$@\"' " + redirectFollowingBrowser
+        let command = [
+            cli, "login", "--issuer", sandbox.issuer.absoluteString, "--client-id",
+            SandboxAuthorizationServer.Client.defaultID, "--store",
+            directory.path + "/store",
+        ].joined(separator: " ")
+        let result = try await run(
+            "/usr/bin/script", ["-qc", command, "/dev/null"], environment: ["BROWSER": slowBrowser, "TERM": "xterm"])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("Waiting for the browser… 0:02"))
+        // The progress line is erased once the sign-in is done.
+        let afterProgress = try #require(result.stdout.range(of: "Waiting for the browser…", options: .backwards))
+        let rest = result.stdout[afterProgress.upperBound...]
+        #expect(rest.contains("\r\u{1B}[2K"))
+        #expect(rest.contains("\r\u{1B}[2KSigned in as "))
+        await sandbox.stop()
+    }
+
+    @Test func loginThenStatusNeverPrintsATokenAndHonoursPrecedence() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let store = directory.path + "/store"
+        // The file names a wrong client; the environment the right one; the flags the store.
+        let config = directory.path + "/config.json"
+        try #"{"issuer": "\#(sandbox.issuer.absoluteString)", "client_id": "wrong-client", "scope": "openid email"}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let environment = [
+            "BROWSER": redirectFollowingBrowser,
+            "NATIVEAUTH_CLIENT_ID": SandboxAuthorizationServer.Client.defaultID,
+            "NATIVEAUTH_STORE": directory.path + "/not-this-one",
+        ]
+        let login = try await run(
+            cli, ["login", "--timeout", "60", "--config", config, "--store", store], environment: environment)
+        #expect(login.status == 0, "\(login.stderr)")
+        // Without the profile scope the ID token has no preferred_username: the email names the account.
+        #expect(login.stdout == "Signed in as alice@example.test\n")
+
+        let tokens = try #require(
+            try FileTokenStore(directory: store).load(
+                TokenKey(issuer: sandbox.issuer.absoluteString, clientID: SandboxAuthorizationServer.Client.defaultID)
+            )
+        )
+        #expect(tokens.scopes == ["openid", "email"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/not-this-one"))
+
+        let status = try await run(
+            cli, ["status", "--json", "--config", config, "--store", store], environment: environment)
+        #expect(status.status == 0)
+        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(object["signed_in"] == true)
+        #expect(object["subject"] == .string(try #require(tokens.subject)))
+        #expect(object["has_refresh_token"] == true)
+        #expect(object["scope"] == ["openid", "email"])
+        #expect(try object.string("expires_at")?.hasSuffix("Z") == true)
+
+        let human = try await run(cli, ["status", "--config", config, "--store", store], environment: environment)
+        #expect(human.stdout.contains("Signed in as alice@example.test"))
+
+        for output in [login.stdout, login.stderr, status.stdout, status.stderr, human.stdout, human.stderr] {
+            #expect(!output.contains(tokens.accessToken))
+            #expect(!output.contains(try #require(tokens.refreshToken)))
+            #expect(!output.contains(try #require(tokens.idToken)))
+        }
+
+        // With the file's client id, the same store holds nothing.
+        let other = try await run(cli, ["status", "--json", "--config", config, "--store", store])
+        #expect(try JSONValue.parse(other.stdout).objectValue?["signed_in"] == false)
+        await sandbox.stop()
+    }
 
     @Test func noBrowserPrintsTheURLOnStderr() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
         let directory = try TemporaryDirectory()
         let result = try await run(
             cli,
             [
-                "login", "--no-browser", "--timeout", "1", "--issuer", server.issuer.absoluteString, "--client-id",
-                server.publicClientID, "--store", directory.path,
+                "login", "--no-browser", "--timeout", "1", "--issuer", sandbox.issuer.absoluteString, "--client-id",
+                SandboxAuthorizationServer.Client.defaultID, "--store", directory.path,
             ]
         )
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr.contains("\n\(server.issuer.absoluteString)/authorize/?response_type=code"))
+        #expect(result.stderr.contains("\n\(sandbox.issuer.absoluteString)/authorize?response_type=code"))
         #expect(result.stderr.contains("error: timeout:"))
+        await sandbox.stop()
     }
 }

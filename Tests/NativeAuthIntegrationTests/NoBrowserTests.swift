@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NativeAuth
 import Synchronization
 import TestSupport
@@ -66,6 +67,16 @@ func deviceLogin(_ auth: Authenticator, deny: Bool = false) async throws -> (Tok
         throw AuthError(.loginCancelled, "no tokens")
     }
     return (tokens, display.authorization)
+}
+
+/// Where the sandbox, approving at once, sends the browser back: the address a person would paste.
+func sandboxCallback(for authorizationURL: URL) async throws -> URL {
+    let (response, _) = try await URLSessionTransport().send(
+        HTTPRequest(method: .get, url: authorizationURL), body: nil)
+    guard let location = response.headerFields[.location], let url = URL(string: location) else {
+        throw AuthError(.authorizationFailed, "the sandbox did not redirect (HTTP \(response.status.code))")
+    }
+    return url
 }
 
 /// Watches what a presenter prints and hands out the authorization URLs it printed.
@@ -138,29 +149,47 @@ struct NoBrowserSignInTests {
         #expect(await store.load(auth.key) == nil)
     }
 
+}
+
+/// Paste and the loopback-or-paste race, against the in-process sandbox (the presenters are the
+/// point); the device flow above runs against the real server.
+@Suite(.serialized) struct NoBrowserSandboxTests {
+    private func authenticator(_ configuration: ProviderConfiguration, store: any TokenStore) throws -> Authenticator {
+        Authenticator(provider: try GenericOIDCProvider(configuration: configuration), store: store)
+    }
+
+    private func sandboxConfiguration(_ sandbox: SandboxAuthorizationServer) -> ProviderConfiguration {
+        ProviderConfiguration(
+            issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+            scopes: ["openid", "profile", "email"])
+    }
+
     @Test func thePasteFlowTakesTheRedirectTheBrowserEndedOn() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
         let store = MemoryTokenStore()
-        let auth = try authenticator(server.configuration(), store: store)
+        let auth = try authenticator(sandboxConfiguration(sandbox), store: store)
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()
         let browser = Task {
-            let callback = try await scriptedCallback(for: try await printed.authorizationURL())
+            let callback = try await sandboxCallback(for: try await printed.authorizationURL())
             reader.feed("  \(callback.absoluteString)  ")
         }
         let presenter = ManualPastePresenter(configuration: .init(reader: reader, output: printed.output))
         let tokens = try await auth.login(presenter: presenter)
         try await browser.value
         #expect(tokens.idToken != nil)
-        #expect(tokens.displayName == server.username)
+        #expect(tokens.displayName == "alice")
         #expect(await store.load(auth.key) == tokens)
+        await sandbox.stop()
     }
 
     @Test func aWrongPasteThenTheRightOne() async throws {
-        let auth = try authenticator(server.configuration(), store: MemoryTokenStore())
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let auth = try authenticator(sandboxConfiguration(sandbox), store: MemoryTokenStore())
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()
         let browser = Task {
-            let callback = try await scriptedCallback(for: try await printed.authorizationURL())
+            let callback = try await sandboxCallback(for: try await printed.authorizationURL())
             // First the address of another sign-in (its state differs), then the right one.
             var components = try #require(URLComponents(url: callback, resolvingAgainstBaseURL: false))
             components.queryItems = components.queryItems?.map {
@@ -175,15 +204,17 @@ struct NoBrowserSignInTests {
         #expect(!tokens.accessToken.isEmpty)
         #expect(printed.text.contains("belongs to another sign-in"))
         #expect(reader.reads == 2)
+        await sandbox.stop()
     }
 
     @Test func theLoopbackSideWinsTheRace() async throws {
-        let auth = try authenticator(server.configuration(), store: MemoryTokenStore())
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let auth = try authenticator(sandboxConfiguration(sandbox), store: MemoryTokenStore())
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()
         let browser = Task {
             // A forwarded port: the browser's redirect reaches the listener.
-            try await TestServer.scriptedBrowser().open(try await printed.authorizationURL())
+            try await RedirectFollowingBrowser().open(try await printed.authorizationURL())
         }
         let presenter = LoopbackAndPastePresenter(
             configuration: .init(timeout: .seconds(60), reader: reader, output: printed.output))
@@ -194,15 +225,17 @@ struct NoBrowserSignInTests {
         #expect(!reader.isWaiting)
         let port = try #require(redirectPort(in: try await printed.authorizationURL()))
         #expect(await canBind(port: port), "the listener is closed")
+        await sandbox.stop()
     }
 
     @Test func thePasteSideWinsTheRace() async throws {
-        let auth = try authenticator(server.configuration(), store: MemoryTokenStore())
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let auth = try authenticator(sandboxConfiguration(sandbox), store: MemoryTokenStore())
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()
         let browser = Task {
             // No forwarding: the browser cannot reach the listener; the person pastes the address.
-            let callback = try await scriptedCallback(for: try await printed.authorizationURL())
+            let callback = try await sandboxCallback(for: try await printed.authorizationURL())
             reader.feed(callback.absoluteString)
         }
         let presenter = LoopbackAndPastePresenter(
@@ -212,6 +245,7 @@ struct NoBrowserSignInTests {
         #expect(!tokens.accessToken.isEmpty)
         let port = try #require(redirectPort(in: try await printed.authorizationURL()))
         #expect(await canBind(port: port), "the listener is closed")
+        await sandbox.stop()
     }
 
     /// The loopback port named by the authorization URL's `redirect_uri`.

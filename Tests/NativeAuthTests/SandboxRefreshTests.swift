@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import LenientJSON
+import NativeAuth
+import TestSupport
+import Testing
+
+/// The refresh machinery under load and failure, against the in-process sandbox: the library's
+/// behaviour is the point here, not a real server's (RefreshTests in the integration tests keep
+/// rotation, revocation and expiry on django-oauth-toolkit).
+@Suite(.serialized) struct SandboxRefreshTests {
+    func signedIn(_ sandbox: SandboxAuthorizationServer, store: any TokenStore) async throws -> Authenticator {
+        let auth = Authenticator(provider: try provider(sandbox), store: store)
+        try await auth.login(
+            presenter: LoopbackPresenter(
+                configuration: .init(
+                    timeout: .seconds(30), opener: RedirectFollowingBrowser(), output: ConsoleOutput { _ in })
+            ))
+        return auth
+    }
+
+    func provider(_ sandbox: SandboxAuthorizationServer) throws -> GenericOIDCProvider {
+        try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+                scopes: ["openid", "profile", "email"]))
+    }
+
+    @Test func twoHundredConcurrentSendsAfterExpiryCauseOneRefresh() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let auth = try await signedIn(sandbox, store: MemoryTokenStore())
+        try await auth.expireAccessToken()
+        let request = HTTPRequest(method: .get, url: sandbox.url(.userInfo))
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<200 { group.addTask { try await auth.send(request).0.status.code } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 200)
+        #expect(statuses.allSatisfy { $0 == 200 })
+        #expect(sandbox.grantCount(.refreshToken) == 1)
+        #expect(sandbox.requestCount(.userInfo) == 200)
+        await sandbox.stop()
+    }
+
+    @Test func a401AfterAnotherInstanceRefreshedUsesTheStoredTokensWithoutARequest() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let store = FileTokenStore(directory: directory.path + "/store")
+        let first = try await signedIn(sandbox, store: store)
+        let stale = try await first.accessToken()
+        // Another instance (another process, say) refreshes, and the old access token is revoked.
+        let second = Authenticator(provider: try provider(sandbox), store: store)
+        try await second.refresh()
+        var revoke = HTTPRequest(method: .post, url: sandbox.url(.revocation))
+        revoke.headerFields[.contentType] = FormURLEncoding.mediaType
+        let form = [FormField("token", stale), FormField("client_id", SandboxAuthorizationServer.Client.defaultID)]
+        _ = try await URLSessionTransport().send(revoke, body: Data(FormURLEncoding.encode(form).utf8))
+
+        let (response, _) = try await first.send(HTTPRequest(method: .get, url: sandbox.url(.resource)))
+        #expect(response.status.code == 200)
+        #expect(sandbox.grantCount(.refreshToken) == 1, "only the other instance's refresh")
+        #expect(try await first.accessToken() != stale)
+        await sandbox.stop()
+    }
+
+    static let faults: [(SandboxAuthorizationServer.Failure, String)] = [
+        (.response(status: 503, contentType: "text/html", body: "<h1>503</h1>"), "a 503 page"),
+        (.response(status: 200, contentType: "text/html", body: "<html>captive portal</html>"), "an HTML 200"),
+        (
+            .response(status: 200, contentType: "application/json", body: #"{"access_token": "abc", "refr"#),
+            "truncated JSON"
+        ),
+        (.oauthError("temporarily_unavailable", status: 400), "temporarily_unavailable"),
+    ]
+
+    @Test(arguments: 0..<faults.count)
+    func aFailedRefreshLeavesTheStoreByteForByte(fault: Int) async throws {
+        let (failure, name) = Self.faults[fault]
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let store = FileTokenStore(directory: directory.path + "/store")
+        let auth = try await signedIn(sandbox, store: store)
+        try await auth.expireAccessToken()
+        let path = store.path(for: auth.key)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        sandbox.failNext(1, .token, with: failure)
+        let error = await #expect(throws: AuthError.self, "\(name)") { try await auth.accessToken() }
+        #expect(error?.isRetryable == true, "\(name): \(String(describing: error))")
+        #expect(error?.isLoginRequired == false)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "\(name)")
+        // The next try works, with the same refresh token.
+        _ = try await auth.accessToken()
+        #expect(sandbox.grantCount(.refreshToken) == 2)
+        await sandbox.stop()
+    }
+
+    @Test func aTimeoutLeavesTheStoreByteForByte() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let store = FileTokenStore(directory: directory.path + "/store")
+        _ = try await signedIn(sandbox, store: store)
+        let impatient = Authenticator(
+            provider: try provider(sandbox), store: store,
+            transport: URLSessionTransport(configuration: .init(timeout: .milliseconds(300))))
+        try await impatient.expireAccessToken()
+        let path = store.path(for: impatient.key)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        sandbox.failNext(1, .token, with: .delay(.seconds(2)))
+        let error = await #expect(throws: AuthError.self) { try await impatient.accessToken() }
+        #expect(error?.code == .timeout)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        await sandbox.stop()
+    }
+
+    @Test func fourProcessesShareOneRefresh() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let store = FileTokenStore(directory: directory.path + "/store")
+        let auth = try await signedIn(sandbox, store: store)
+        let before = try #require(try await auth.currentTokens())
+        try await auth.expireAccessToken()
+        let arguments = [
+            "token", "--issuer", sandbox.issuer.absoluteString, "--client-id",
+            SandboxAuthorizationServer.Client.defaultID, "--store", directory.path + "/store",
+        ]
+        let cli = cliPath("oidc-login")
+        let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+            for _ in 0..<4 { group.addTask { try await run(cli, arguments) } }
+            return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
+        }
+        #expect(sandbox.grantCount(.refreshToken) == 1, "exactly one refresh request reached the server")
+        let stored = try #require(try store.load(auth.key))
+        for result in results {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == stored.accessToken + "\n")
+        }
+        #expect(stored.accessToken != before.accessToken)
+        #expect(stored.refreshToken != before.refreshToken, "one rotation")
+        await sandbox.stop()
+    }
+}
