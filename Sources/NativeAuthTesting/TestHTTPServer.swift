@@ -3,7 +3,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 public import NativeAuth
-import Synchronization
 
 /// A request as ``TestHTTPServer`` received it.
 public struct TestRequest: Sendable {
@@ -148,9 +147,9 @@ public final class TestHTTPServer: Sendable {
     public let port: Int
     private let channel: any Channel
     private let serving: Task<Void, Never>
-    private let handlers: Handlers
+    private let handlers: ConnectionHandlers
 
-    private init(port: Int, channel: any Channel, serving: Task<Void, Never>, handlers: Handlers) {
+    private init(port: Int, channel: any Channel, serving: Task<Void, Never>, handlers: ConnectionHandlers) {
         self.handlers = handlers
         self.port = port
         self.channel = channel
@@ -179,13 +178,13 @@ public final class TestHTTPServer: Sendable {
     /// - Returns: The running server.
     /// - Throws: When the port cannot be bound.
     public static func start(port: Int = 0, _ handler: @escaping Handler) async throws -> TestHTTPServer {
-        let handlers = Handlers()
+        let handlers = ConnectionHandlers()
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    let connection = try Connection(wrappingChannelSynchronously: channel)
+                    let connection = try ConnectionHandlers.Connection(wrappingChannelSynchronously: channel)
                     handlers.register(connection)
                     return connection
                 }
@@ -209,49 +208,7 @@ public final class TestHTTPServer: Sendable {
     public func stop() async {
         try? await channel.close().get()
         await serving.value
-        await handlers.cancelAndWait()
-    }
-
-    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
-
-    private final class Handlers: Sendable {
-        private struct State {
-            var unclaimed: [ObjectIdentifier: Connection] = [:]
-            var tasks: [Task<Void, Never>] = []
-            var closed = false
-        }
-
-        private let state = Mutex(State())
-
-        func register(_ connection: Connection) {
-            let closed = state.withLock { state in
-                if !state.closed { state.unclaimed[ObjectIdentifier(connection.channel)] = connection }
-                return state.closed
-            }
-            if closed { Task { _ = try? await connection.executeThenClose { _, _ in } } }
-        }
-
-        func add(_ connection: Connection, _ body: @escaping @Sendable () async -> Void) {
-            let task = Task {
-                _ = state.withLock { $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel)) }
-                await body()
-            }
-            state.withLock { $0.tasks.append(task) }
-        }
-
-        func cancelAndWait() async {
-            let running = state.withLock { state in
-                state.closed = true
-                return state.tasks
-            }
-            for task in running { task.cancel() }
-            for task in running { await task.value }
-            let leftovers = state.withLock { state in
-                defer { state.unclaimed.removeAll() }
-                return Array(state.unclaimed.values)
-            }
-            for connection in leftovers { _ = try? await connection.executeThenClose { _, _ in } }
-        }
+        await handlers.closeAll()
     }
 
     private static func serve(

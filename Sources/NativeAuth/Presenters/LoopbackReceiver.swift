@@ -1,6 +1,6 @@
 internal import Foundation
-internal import NIOCore
-internal import NIOHTTP1
+package import NIOCore
+package import NIOHTTP1
 internal import NIOPosix
 internal import Synchronization
 
@@ -195,18 +195,24 @@ actor LoopbackReceiver {
 /// Every accepted connection, from the moment NIO creates it until it has been closed through
 /// `executeThenClose`. NIO stops the process when a connection is released without that (for
 /// example one accepted while the listener closes, which the accept loop never sees), so the
-/// registry keeps each one until it is handled, and closes the leftovers itself.
-final class ConnectionHandlers: Sendable {
+/// registry keeps each one until it is handled, and closes the leftovers itself. Shared with
+/// NativeAuthTesting's servers.
+package final class ConnectionHandlers: Sendable {
+    /// An accepted HTTP/1.1 connection.
+    package typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
     private struct State {
-        var unclaimed: [ObjectIdentifier: LoopbackReceiver.Connection] = [:]
+        var unclaimed: [ObjectIdentifier: Connection] = [:]
         var tasks: [Task<Void, Never>] = []
         var closed = false
     }
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Called by the channel initializer for every accepted connection.
-    func register(_ connection: LoopbackReceiver.Connection) {
+    package func register(_ connection: Connection) {
         let closed = state.withLock { state in
             if !state.closed { state.unclaimed[ObjectIdentifier(connection.channel)] = connection }
             return state.closed
@@ -215,7 +221,7 @@ final class ConnectionHandlers: Sendable {
     }
 
     /// Starts handling a connection from the accept loop.
-    func add(_ connection: LoopbackReceiver.Connection, _ body: @escaping @Sendable () async -> Void) {
+    package func add(_ connection: Connection, _ body: @escaping @Sendable () async -> Void) {
         let task = Task {
             _ = state.withLock { $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel)) }
             await body()
@@ -224,7 +230,7 @@ final class ConnectionHandlers: Sendable {
     }
 
     /// Cancels the handlers, waits for them, and closes every connection nobody handled.
-    func closeAll() async {
+    package func closeAll() async {
         let running = state.withLock { state in
             state.closed = true
             defer { state.tasks.removeAll() }
