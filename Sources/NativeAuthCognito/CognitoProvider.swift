@@ -102,9 +102,9 @@ public struct CognitoProvider: AuthProvider {
         state: String
     ) -> URL? {
         guard let domain, let logoutURI else { return nil }
-        let query = FormURLEncoding.encode([
-            FormField("client_id", configuration.clientID), FormField("logout_uri", logoutURI.absoluteString),
-        ])
-        return URL(string: domain.absoluteString + "/logout?" + query)
+        return FormURLEncoding.url(
+            domain.absoluteString + "/logout",
+            adding: [FormField("client_id", configuration.clientID), FormField("logout_uri", logoutURI.absoluteString)]
+        )
     }
 }

@@ -123,7 +123,7 @@ public struct InitechProvider: AuthProvider {
         var fields = [FormField("client", configuration.clientID)]
         if let postLogoutRedirectURI { fields.append(FormField("return_to", postLogoutRedirectURI.absoluteString)) }
         fields.append(FormField("state", state))
-        return URL(string: endpoint.absoluteString + "?" + FormURLEncoding.encode(fields))
+        return FormURLEncoding.url(endpoint.absoluteString, adding: fields)
     }
 
     /// Initech's error codes; see ``InitechErrorMapper``.

@@ -75,10 +75,10 @@ public struct AuthorizationRequest: Sendable {
         ]
         if let nonce { fields.append(FormField("nonce", nonce)) }
         fields += extraParameters.filter { !Self.reservedParameters.contains($0.name) }
-        let endpoint = metadata.authorizationEndpoint.absoluteString
-        let separator = endpoint.contains("?") ? "&" : "?"
         // The endpoint came from validated metadata and the query is form-encoded, so this parses.
-        self.url = URL(string: endpoint + separator + FormURLEncoding.encode(fields)) ?? metadata.authorizationEndpoint
+        self.url =
+            FormURLEncoding.url(metadata.authorizationEndpoint.absoluteString, adding: fields)
+            ?? metadata.authorizationEndpoint
     }
 
     /// Whether `callback` answers this request: it comes to the redirect URI's path and carries

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The `application/x-www-form-urlencoded` format of OAuth requests and of GitHub's token
 /// responses (RFC 6749 Appendix B, WHATWG URL "application/x-www-form-urlencoded").
 ///
@@ -12,6 +14,17 @@ public enum FormURLEncoding {
     /// Encodes fields as a form body, in order.
     public static func encode(_ fields: some Sequence<FormField>) -> String {
         fields.map { encode(component: $0.name) + "=" + encode(component: $0.value) }.joined(separator: "&")
+    }
+
+    /// `base` with `fields` added to its query (after `&` when it has one already, else `?`), as
+    /// authorization, end-session and redirect URLs are built.
+    ///
+    /// - Parameters:
+    ///   - base: The URL, possibly with a query of its own.
+    ///   - fields: The parameters to add, form-encoded.
+    /// - Returns: The URL, or `nil` when the result does not parse.
+    public static func url(_ base: String, adding fields: some Sequence<FormField>) -> URL? {
+        URL(string: base + (base.contains("?") ? "&" : "?") + encode(fields))
     }
 
     /// Encodes one name or value.

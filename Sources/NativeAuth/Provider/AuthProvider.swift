@@ -181,7 +181,6 @@ extension AuthProvider {
         }
         fields.append(FormField("client_id", configuration.clientID))
         fields.append(FormField("state", state))
-        let base = endpoint.absoluteString
-        return URL(string: base + (base.contains("?") ? "&" : "?") + FormURLEncoding.encode(fields))
+        return FormURLEncoding.url(endpoint.absoluteString, adding: fields)
     }
 }

@@ -12,11 +12,11 @@ extension SandboxCore {
         var answer = fields
         if let state = request.state { answer.append(FormField("state", state)) }
         answer.append(FormField("iss", issuer))
-        let separator = request.redirectURI.contains("?") ? "&" : "?"
+        let location = FormURLEncoding.url(request.redirectURI, adding: answer)?.absoluteString ?? request.redirectURI
         return TestResponse(
             status: 303,
             headers: [
-                ("Location", request.redirectURI + separator + FormURLEncoding.encode(answer)),
+                ("Location", location),
                 ("Cache-Control", "no-store"),
             ]
         )
@@ -250,8 +250,7 @@ extension SandboxCore {
         }
         var back: [FormField] = []
         if let state = fields.first(named: "state") { back.append(FormField("state", state)) }
-        let separator = target.contains("?") ? "&" : "?"
-        let location = back.isEmpty ? target : target + separator + FormURLEncoding.encode(back)
+        let location = back.isEmpty ? target : FormURLEncoding.url(target, adding: back)?.absoluteString ?? target
         return TestResponse(status: 303, headers: [("Location", location)])
     }
 
