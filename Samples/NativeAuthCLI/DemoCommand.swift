@@ -90,11 +90,8 @@ struct Demo: Sendable {
             say("  \(number). \(name) failed")
             throw error
         }
-        let elapsed = clock.now - start
-        let milliseconds = Int(
-            (Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15))
         let label = "\(number). \(name)".padding(toLength: 32, withPad: " ", startingAt: 0)
-        let time = String(milliseconds).leftPadded(to: 6)
+        let time = String((clock.now - start).milliseconds).leftPadded(to: 6)
         say("  \(label)\(time) ms   \(detail)")
         return value
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import NativeAuth
 import Synchronization
 
 /// A clock that moves only when told: share one between a ``SandboxAuthorizationServer`` and an
@@ -31,8 +32,6 @@ public final class TestClock: Sendable {
     ///
     /// - Parameter duration: How far.
     public func advance(by duration: Duration) {
-        let parts = duration.components
-        let seconds = TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+        current.withLock { $0 = $0.addingTimeInterval(duration.timeInterval) }
     }
 }

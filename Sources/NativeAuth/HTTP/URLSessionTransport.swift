@@ -308,7 +308,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 }
 
 extension Duration {
-    var timeInterval: TimeInterval {
+    /// The duration in seconds, as Foundation counts them (shared with NativeAuthTesting and the samples).
+    package var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
@@ -318,7 +319,8 @@ extension Duration {
         return value == value.rounded() ? String(Int(value)) : String(value)
     }
 
-    var milliseconds: Int64 {
+    /// The duration in whole milliseconds.
+    package var milliseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }

@@ -71,7 +71,7 @@ extension SandboxCore {
             clientID: pending.clientID, subject: user.subject, scopes: pending.scopes, authTime: now,
             nonce: pending.nonce, family: SecureRandom.token(bytes: 12)
         )
-        let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.seconds)
+        let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
         state.withLock {
             $0.codes[code] = IssuedCode(request: pending, authorization: authorization, expiresAt: expiry)
         }
@@ -171,7 +171,7 @@ extension SandboxCore {
     func issueTokens(_ authorization: Authorization, includeNonce: Bool, newRefreshToken: Bool) -> TestResponse {
         let now = now
         let access = SecureRandom.token()
-        let lifetime = configuration.accessTokenLifetime.seconds
+        let lifetime = configuration.accessTokenLifetime.timeInterval
         var answer: JSONObject = [
             "access_token": .string(access),
             "token_type": "Bearer",
@@ -189,7 +189,7 @@ extension SandboxCore {
             claims["iss"] = .string(issuer)
             claims["aud"] = .string(authorization.clientID)
             claims["iat"] = .integer(issued)
-            claims["exp"] = .integer(issued + Int64(configuration.idTokenLifetime.seconds.rounded()))
+            claims["exp"] = .integer(issued + Int64(configuration.idTokenLifetime.timeInterval.rounded()))
             claims["auth_time"] = .integer(Int64(authorization.authTime.timeIntervalSince1970))
             if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
             let digest = SHA256.hash(data: Data(access.utf8))
@@ -199,7 +199,7 @@ extension SandboxCore {
             }
             answer["id_token"] = .string(idToken)
         }
-        let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.seconds) }
+        let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.timeInterval) }
         state.withLock { state in
             state.accessTokens[access] = AccessToken(
                 authorization: authorization, expiresAt: now.addingTimeInterval(lifetime))
@@ -279,8 +279,8 @@ extension SandboxCore {
         let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
         let letters = SecureRandom.bytes(8).map { alphabet[Int($0) % alphabet.count] }
         let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
-        let lifetime = configuration.deviceCodeLifetime.seconds
-        let interval = configuration.devicePollingInterval.seconds
+        let lifetime = configuration.deviceCodeLifetime.timeInterval
+        let interval = configuration.devicePollingInterval.timeInterval
         let autoApprove = state.withLock { $0.autoApprove }
         let record = DeviceCode(
             clientID: client.id, scopes: scopes, userCode: userCode, expiresAt: now.addingTimeInterval(lifetime),
@@ -378,13 +378,5 @@ extension SandboxCore {
             body: approve
                 ? "<p>You can return to your device: it is signed in.</p>"
                 : "<p>The device was not signed in.</p>")
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 }
