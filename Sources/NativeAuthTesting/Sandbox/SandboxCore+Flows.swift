@@ -103,12 +103,10 @@ extension SandboxCore {
     // MARK: Token
 
     func token(_ request: TestRequest) -> TestResponse {
-        let client: SandboxAuthorizationServer.Client
-        switch authenticateClient(request) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let box): return box.response
-        }
-        let form = request.form
+        authenticated(request) { client in grant(request.form, client: client) }
+    }
+
+    func grant(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
         switch form.first(named: "grant_type") {
         case SandboxAuthorizationServer.Grant.authorizationCode.rawValue: return exchangeCode(form, client: client)
         case SandboxAuthorizationServer.Grant.refreshToken.rawValue: return refresh(form, client: client)
@@ -216,12 +214,10 @@ extension SandboxCore {
     // MARK: Revocation and logout
 
     func revoke(_ request: TestRequest) -> TestResponse {
-        let client: SandboxAuthorizationServer.Client
-        switch authenticateClient(request) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let box): return box.response
-        }
-        let token = request.form.first(named: "token") ?? ""
+        authenticated(request) { client in revoke(request.form.first(named: "token") ?? "", client: client) }
+    }
+
+    func revoke(_ token: String, client: SandboxAuthorizationServer.Client) -> TestResponse {
         state.withLock { state in
             if let record = state.refreshTokens[token], record.authorization.clientID == client.id {
                 // Revoking a refresh token ends its whole sign-in (RFC 7009 §2.1 allows it).
@@ -265,11 +261,10 @@ extension SandboxCore {
     // MARK: Device flow
 
     func deviceAuthorization(_ request: TestRequest) -> TestResponse {
-        let client: SandboxAuthorizationServer.Client
-        switch authenticateClient(request) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let box): return box.response
-        }
+        authenticated(request) { client in deviceAuthorization(request, client: client) }
+    }
+
+    func deviceAuthorization(_ request: TestRequest, client: SandboxAuthorizationServer.Client) -> TestResponse {
         var scopes = (request.form.first(named: "scope") ?? "openid").split(separator: " ").map(String.init)
         if let unknown = scopes.first(where: { !configuration.scopesSupported.contains($0) }) {
             return oauthError("invalid_scope", "unknown scope \(unknown)")

@@ -220,32 +220,31 @@ final class SandboxCore: Sendable {
         }
     }
 
-    /// The client a token or revocation request authenticates as, or the error to answer.
-    func authenticateClient(_ request: TestRequest) -> Result<SandboxAuthorizationServer.Client, TestResponseBox> {
+    /// Runs `body` with the client a token, revocation or device request authenticates as
+    /// (`client_secret_basic`, `client_secret_post`, or `client_id` alone for a public client), or
+    /// answers `invalid_client` without running it.
+    func authenticated(
+        _ request: TestRequest,
+        _ body: (SandboxAuthorizationServer.Client) -> TestResponse
+    ) -> TestResponse {
         let form = request.form
         var id = form.first(named: "client_id")
         var secret = form.first(named: "client_secret")
         if let header = request.header("Authorization"), header.lowercased().hasPrefix("basic ") {
             guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
                 let pair = String(data: data, encoding: .utf8), let colon = pair.firstIndex(of: ":")
-            else {
-                return .failure(
-                    TestResponseBox(oauthError("invalid_client", "malformed Basic credentials", status: 401)))
-            }
+            else { return oauthError("invalid_client", "malformed Basic credentials", status: 401) }
             // RFC 6749 §2.3.1: both parts are form-urlencoded.
             id = String(pair[..<colon]).removingPercentEncoding
             secret = String(pair[pair.index(after: colon)...]).removingPercentEncoding
         }
-        guard let client = client(id) else {
-            return .failure(TestResponseBox(oauthError("invalid_client", "unknown client", status: 401)))
-        }
+        guard let client = client(id) else { return oauthError("invalid_client", "unknown client", status: 401) }
         if let expected = client.secret {
             guard let secret, ConstantTime.equals(secret, expected) else {
-                return .failure(
-                    TestResponseBox(oauthError("invalid_client", "wrong or missing client secret", status: 401)))
+                return oauthError("invalid_client", "wrong or missing client secret", status: 401)
             }
         }
-        return .success(client)
+        return body(client)
     }
 
     /// The access token of a `Bearer` request, if it is valid now.
@@ -301,10 +300,4 @@ final class SandboxCore: Sendable {
             "scope": .string(record.authorization.scopes.joined(separator: " ")),
         ])
     }
-}
-
-/// A response carried through `Result` (which wants an `Error`).
-struct TestResponseBox: Error {
-    let response: TestResponse
-    init(_ response: TestResponse) { self.response = response }
 }
