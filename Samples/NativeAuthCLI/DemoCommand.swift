@@ -33,15 +33,11 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("token-lifetime"), help: "The access token's lifetime in seconds, waited out.")
     var tokenLifetime = 3
 
-    @Option(name: .customLong("signing-algorithm"), help: "How ID tokens are signed: es256 or rs256.")
-    var signingAlgorithm = "es256"
+    @OptionGroup var signing: SigningOption
 
     func validate() throws {
         guard (1...300).contains(tokenLifetime) else {
             throw ValidationError("--token-lifetime must be between 1 and 300 seconds")
-        }
-        guard ["es256", "rs256"].contains(signingAlgorithm.lowercased()) else {
-            throw ValidationError("--signing-algorithm must be es256 or rs256")
         }
     }
 
@@ -57,8 +53,7 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         let approveBySelf = autoApprove || !Self.hasDisplay()
         let lifetime = tokenLifetime
-        let algorithm: SandboxAuthorizationServer.SigningAlgorithm =
-            signingAlgorithm.lowercased() == "rs256" ? .rs256 : .es256
+        let algorithm = signing.algorithm
         try await CommandSupport.run(NativeAuthCLI.self) {
             try await CommandSupport.cancellingOnSignals {
                 try await Demo(approveBySelf: approveBySelf, tokenLifetime: lifetime, algorithm: algorithm).run()

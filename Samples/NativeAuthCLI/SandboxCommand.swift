@@ -29,22 +29,18 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .customLong("token-lifetime"), help: "The access token's lifetime in seconds.")
     var tokenLifetime = 3600
 
-    @Option(name: .customLong("signing-algorithm"), help: "How ID tokens are signed: es256 or rs256.")
-    var signingAlgorithm = "es256"
+    @OptionGroup var signing: SigningOption
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard tokenLifetime > 0 else { throw ValidationError("--token-lifetime must be positive") }
-        guard ["es256", "rs256"].contains(signingAlgorithm.lowercased()) else {
-            throw ValidationError("--signing-algorithm must be es256 or rs256")
-        }
     }
 
     func run() async throws {
         let configuration = SandboxAuthorizationServer.Configuration(
             autoApprove: autoApprove,
             accessTokenLifetime: .seconds(tokenLifetime),
-            signingAlgorithm: signingAlgorithm.lowercased() == "rs256" ? .rs256 : .es256,
+            signingAlgorithm: signing.algorithm,
             port: port
         )
         try await CommandSupport.run(NativeAuthCLI.self) {
@@ -70,4 +66,18 @@ struct SandboxCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// `--signing-algorithm es256|rs256`, for the commands that start a sandbox.
+struct SigningOption: ParsableArguments {
+    @Option(name: .customLong("signing-algorithm"), help: "How ID tokens are signed: es256 or rs256.")
+    var name = "es256"
+
+    func validate() throws {
+        guard ["es256", "rs256"].contains(name.lowercased()) else {
+            throw ValidationError("--signing-algorithm must be es256 or rs256")
+        }
+    }
+
+    var algorithm: SandboxAuthorizationServer.SigningAlgorithm { name.lowercased() == "rs256" ? .rs256 : .es256 }
 }
