@@ -48,13 +48,13 @@ final class FakeCognito: Sendable {
     }
 
     static func start() async throws -> FakeCognito {
-        let holder = Holder()
+        let holder = Shared<FakeCognito?>(nil)
         let server = try await TestHTTPServer.start { request in
-            guard let cognito = holder.cognito else { return .text("starting", status: 503) }
+            guard let cognito = holder.value else { return .text("starting", status: 503) }
             return await cognito.answer(request)
         }
         let cognito = FakeCognito(server: server, allowedLogoutURI: server.url("/signed-out").absoluteString)
-        holder.cognito = cognito
+        holder.update { $0 = cognito }
         return cognito
     }
 
@@ -152,11 +152,6 @@ final class FakeCognito: Sendable {
         default:
             return .text("not found", status: 404)
         }
-    }
-
-    private final class Holder: @unchecked Sendable {
-        // Set once, before the server's address is known to anyone.
-        var cognito: FakeCognito?
     }
 }
 

@@ -32,13 +32,13 @@ final class FakeGitHub: Sendable {
     }
 
     static func start(_ settings: Settings = Settings()) async throws -> FakeGitHub {
-        let holder = Holder()
+        let holder = Shared<FakeGitHub?>(nil)
         let server = try await TestHTTPServer.start { request in
-            guard let github = holder.github else { return .text("starting", status: 503) }
+            guard let github = holder.value else { return .text("starting", status: 503) }
             return github.answer(request)
         }
         let github = FakeGitHub(server: server, settings: settings)
-        holder.github = github
+        holder.update { $0 = github }
         return github
     }
 
@@ -136,11 +136,6 @@ final class FakeGitHub: Sendable {
         default:
             return .text("Not Found", status: 404)
         }
-    }
-
-    private final class Holder: @unchecked Sendable {
-        // Set once, before the server's address is known to anyone.
-        var github: FakeGitHub?
     }
 }
 

@@ -35,13 +35,13 @@ final class FakeGoogle: Sendable {
     private init(server: TestHTTPServer) { self.server = server }
 
     static func start() async throws -> FakeGoogle {
-        let holder = Holder()
+        let holder = Shared<FakeGoogle?>(nil)
         let server = try await TestHTTPServer.start { request in
-            guard let google = holder.google else { return .text("starting", status: 503) }
+            guard let google = holder.value else { return .text("starting", status: 503) }
             return await google.answer(request)
         }
         let google = FakeGoogle(server: server)
-        holder.google = google
+        holder.update { $0 = google }
         return google
     }
 
@@ -127,11 +127,6 @@ final class FakeGoogle: Sendable {
         default:
             return .text("not found", status: 404)
         }
-    }
-
-    private final class Holder: @unchecked Sendable {
-        // Set once, before the server's address is known to anyone.
-        var google: FakeGoogle?
     }
 }
 
