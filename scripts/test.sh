@@ -21,21 +21,11 @@ cd "$(dirname "$0")/.."
 log() { printf '\n==> %s\n' "$*"; }
 
 # --- 1. system packages -------------------------------------------------------------------------
-needed=()
-pkg-config --exists jansson 2>/dev/null || needed+=(libjansson-dev)
-command -v pkg-config >/dev/null 2>&1 || needed+=(pkg-config)
+source scripts/lib/packages.sh
+mapfile -t needed < <(missing_build_packages)
 command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
 command -v strings >/dev/null 2>&1 || needed+=(binutils)
-if ((${#needed[@]} > 0)); then
-    log "installing ${needed[*]}"
-    sudo=()
-    if [[ $(id -u) -ne 0 ]]; then
-        command -v sudo >/dev/null 2>&1 || { echo "error: need root or sudo to install ${needed[*]}" >&2; exit 1; }
-        sudo=(sudo)
-    fi
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${needed[@]}"
-fi
+install_packages "${needed[@]}"
 command -v swift >/dev/null 2>&1 || { echo "error: swift is not on PATH; install the Swift toolchain first" >&2; exit 1; }
 
 # --- 2. build -----------------------------------------------------------------------------------
