@@ -7,6 +7,12 @@ internal import LenientJSON
 #elseif canImport(Darwin)
     import Darwin
 #endif
+// `struct stat` may be owned by CoreFoundation's Clang module, depending on which module first
+// read the header (seen in a release build of a package that depends on NativeAuth); with
+// MemberImportVisibility its members then need this import.
+#if canImport(CoreFoundation)
+    internal import CoreFoundation
+#endif
 
 /// A token store that keeps one JSON file per key in a private directory.
 ///
