@@ -227,6 +227,7 @@ func raw(
             ])
         #expect(status == 400)
         #expect(try object?.string("error") == "invalid_grant")
+        #expect(sandbox.errorCount("invalid_grant") == 1)
 
         sandbox.rotatesRefreshTokens = false
         let third = try await auth.refresh()
@@ -308,6 +309,7 @@ func raw(
         let dead = await #expect(throws: AuthError.self) { try await auth.refresh() }
         #expect(dead?.code == .loginRequired)
         #expect(sandbox.grantCount(.refreshToken) == 3)
+        #expect(sandbox.errorCount("invalid_grant") == 0, "injected failures are not counted as the sandbox's own")
         sandbox.resetCounts()
         #expect(sandbox.requestCount(.token) == 0)
         await sandbox.stop()

@@ -322,6 +322,15 @@ public final class SandboxAuthorizationServer: Sendable {
         core.state.withLock { $0.grantCounts[grant, default: 0] }
     }
 
+    /// How many error answers carried an OAuth error code (`invalid_grant`, `slow_down`, …), counted
+    /// over every endpoint. Injected failures (``failNext(_:_:with:)``) are not counted.
+    ///
+    /// - Parameter code: The `error` member of the answer.
+    /// - Returns: The count since the start or the last ``resetCounts()``.
+    public func errorCount(_ code: String) -> Int {
+        core.state.withLock { $0.errorCounts[code, default: 0] }
+    }
+
     /// Every endpoint's request count, for reports.
     public var requestCounts: [Endpoint: Int] { core.state.withLock { $0.requestCounts } }
 
@@ -330,6 +339,7 @@ public final class SandboxAuthorizationServer: Sendable {
         core.state.withLock { state in
             state.requestCounts = [:]
             state.grantCounts = [:]
+            state.errorCounts = [:]
         }
     }
 

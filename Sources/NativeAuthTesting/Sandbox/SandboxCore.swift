@@ -77,6 +77,7 @@ final class SandboxCore: Sendable {
         var userCodes: [String: String] = [:]
         var requestCounts: [Endpoint: Int] = [:]
         var grantCounts: [Grant: Int] = [:]
+        var errorCounts: [String: Int] = [:]
         var failures: [Endpoint: [Failure]] = [:]
     }
 
@@ -136,6 +137,9 @@ final class SandboxCore: Sendable {
         }
         var response = answer(endpoint, request)
         response.delay = delay
+        if response.status >= 400, let code = try? JSONValue.parse(response.body).objectValue?["error"]?.stringValue {
+            state.withLock { $0.errorCounts[code, default: 0] += 1 }
+        }
         return response
     }
 
