@@ -13,6 +13,7 @@
 #      names the missing trait when asked for GitHub (package traits, compile-time provider choice)
 #   8. runs the scaffold-provider plugin in a scratch copy of the repository and in a package that
 #      depends on NativeAuth by path, and builds and tests what it writes (scripts/check-scaffold.sh)
+#   9. builds the Benchmarks package, so that it does not rot (scripts/benchmarks runs it)
 #
 # Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
 set -euo pipefail
@@ -103,5 +104,9 @@ swift build --product nativeauth >/dev/null  # back to the default traits
 # --- 8. the scaffold-provider plugin --------------------------------------------------------------
 log "scaffold-provider, in a scratch copy and in a package that depends on NativeAuth"
 bash scripts/check-scaffold.sh
+
+# --- 9. benchmarks ---------------------------------------------------------------------------------
+log "building the Benchmarks package (not running it: scripts/benchmarks does)"
+swift build --package-path Benchmarks
 
 log "all checks passed"

@@ -1,0 +1,93 @@
+import Benchmark
+import Foundation
+import HTTPTypes
+import NativeAuth
+import NativeAuthTesting
+
+// What NativeAuth adds to every API call: `Authenticator.send` against the bare transport, for the
+// same GET of the sandbox's protected resource (the bare one carries the header set by hand). The
+// two run alternately in each iteration, so that both see the same machine; the ratio of their
+// medians is the overhead. `accessToken()` served from memory is timed on its own.
+
+private struct OverheadState: Sendable {
+    var sandbox: SandboxAuthorizationServer
+    var auth: Authenticator
+    var transport: URLSessionTransport
+    var token: String
+}
+
+private let overhead = Fixture<OverheadState>()
+
+let bareNanoseconds = BenchmarkMetric.custom("bare transport GET (ns)", useScalingFactor: false)
+let sendNanoseconds = BenchmarkMetric.custom("Authenticator.send GET (ns)", useScalingFactor: false)
+let accessTokenNanoseconds = BenchmarkMetric.custom("accessToken() (ns per call)", useScalingFactor: false)
+
+func overheadBenchmarks() {
+    let setUp: Benchmark.BenchmarkSetupHook = {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let transport = URLSessionTransport()
+        let auth = try await signedIn(sandbox, transport: transport)
+        overhead.set(
+            OverheadState(sandbox: sandbox, auth: auth, transport: transport, token: try await auth.accessToken()))
+    }
+    let tearDown: Benchmark.BenchmarkTeardownHook = {
+        await (try? overhead.get())?.sandbox.stop()
+        overhead.set(nil)
+    }
+
+    Benchmark(
+        "overhead: send vs bare transport",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, bareNanoseconds, sendNanoseconds],
+            maxDuration: .seconds(10), maxIterations: 5_000, setup: setUp, teardown: tearDown)
+    ) { benchmark in
+        let state = try overhead.get()
+        let request = HTTPRequest(method: .get, url: state.sandbox.url(.resource))
+        var authorized = request
+        authorized.headerFields[.authorization] = "Bearer \(state.token)"
+        let clock = ContinuousClock()
+        func bare() async throws -> Duration {
+            let start = clock.now
+            let (response, body) = try await state.transport.send(authorized, body: nil)
+            let elapsed = clock.now - start
+            guard response.status.code == 200 else { throw BenchmarkFailure("bare GET: \(response.status)") }
+            blackHole(body)
+            return elapsed
+        }
+        func send() async throws -> Duration {
+            let start = clock.now
+            let (response, body) = try await state.auth.send(request)
+            let elapsed = clock.now - start
+            guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
+            blackHole(body)
+            return elapsed
+        }
+        // Alternate which goes first, so that neither always meets a warmer connection.
+        let (bareTime, sendTime): (Duration, Duration)
+        if benchmark.currentIteration.isMultiple(of: 2) {
+            bareTime = try await bare()
+            sendTime = try await send()
+        } else {
+            sendTime = try await send()
+            bareTime = try await bare()
+        }
+        benchmark.measurement(bareNanoseconds, bareTime.nanoseconds)
+        benchmark.measurement(sendNanoseconds, sendTime.nanoseconds)
+    }
+
+    Benchmark(
+        "overhead: accessToken() from memory",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, .mallocCountTotal, accessTokenNanoseconds],
+            scalingFactor: .kilo, maxDuration: .seconds(5), setup: setUp, teardown: tearDown)
+    ) { benchmark in
+        let auth = try overhead.get().auth
+        let clock = ContinuousClock()
+        let start = clock.now
+        for _ in benchmark.scaledIterations {
+            blackHole(try await auth.accessToken())
+        }
+        let elapsed = clock.now - start
+        benchmark.measurement(accessTokenNanoseconds, elapsed.nanoseconds / benchmark.scaledIterations.count)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A finished child process: its exit status and its peak resident memory.
+struct ChildResult {
+    var status: Int32
+    /// `ru_maxrss` in bytes.
+    var peakResidentBytes: Int
+}
+
+/// Starts `path` with `arguments`, its output sent to /dev/null. Blocking work: benchmark closures
+/// that spawn are synchronous, so no cooperative thread is held.
+func spawn(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var base = ["PATH": "/usr/bin:/bin"]
+    if let home = ProcessInfo.processInfo.environment["HOME"] { base["HOME"] = home }
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    let envp = base.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    guard status == 0 else { throw BenchmarkFailure("cannot start \(path): \(String(cString: strerror(status)))") }
+    return pid
+}
+
+/// Waits for `pid` (blocking) and returns its status and peak memory.
+func wait(for pid: pid_t) throws -> ChildResult {
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) == -1 {
+        guard errno == EINTR else { throw BenchmarkFailure("wait4: \(String(cString: strerror(errno)))") }
+    }
+    // Linux reports kilobytes, macOS bytes.
+    #if os(Linux)
+        let peak = Int(usage.ru_maxrss) * 1024
+    #else
+        let peak = Int(usage.ru_maxrss)
+    #endif
+    let exited = (status & 0x7f) == 0
+    return ChildResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakResidentBytes: peak)
+}

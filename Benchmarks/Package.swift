@@ -1,0 +1,34 @@
+// swift-tools-version: 6.1
+
+import PackageDescription
+
+// NativeAuth's benchmarks: `scripts/benchmarks` (from the repository root) runs them all and writes
+// BENCHMARKS.md. A separate package, so that package-benchmark is never a dependency of NativeAuth.
+//
+// A path dependency is named by its folder's name, lowercased: "nativeauth" in a checkout named so,
+// "main" or "ci-check" elsewhere.
+let nativeAuth = Context.packageDirectory.split(separator: "/").dropLast().last.map { $0.lowercased() } ?? "nativeauth"
+
+let package = Package(
+    name: "NativeAuthBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "NativeAuthBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NativeAuth", package: nativeAuth),
+                .product(name: "NativeAuthTesting", package: nativeAuth),
+                .product(name: "LenientJSON", package: nativeAuth),
+            ],
+            path: "Benchmarks/NativeAuthBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Turns package-benchmark's JMH export into BENCHMARKS.md (scripts/benchmarks calls it).
+
+Every figure is a median over the iterations of one run; every ratio compares two medians of that
+same run. Targets from the benchmarks issue are checked here, and the script exits 1 when a refresh
+count is not exactly 1 (those are correctness, not speed).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def load(paths):
+    """{benchmark name: {metric name: {"p0", "p50", "p100", "n"}}}"""
+    results = {}
+    for path in paths:
+        with open(path) as handle:
+            elements = json.load(handle)
+        for element in elements:
+            name = element["benchmark"].split(".", 3)[-1].replace("_", " ")
+            metrics = {"throughput": element["primaryMetric"]}
+            metrics.update(element.get("secondaryMetrics", {}))
+            results[name] = {
+                metric: {
+                    "p0": value["scorePercentiles"]["0.0"],
+                    "p50": value["scorePercentiles"]["50.0"],
+                    "p100": value["scorePercentiles"]["100.0"],
+                    "n": len(value.get("rawData", [[]])[0]),
+                }
+                for metric, value in metrics.items()
+            }
+    return results
+
+
+class Report:
+    def __init__(self, results):
+        self.results = results
+        self.lines = []
+        self.failures = []
+        self.misses = []
+
+    def metric(self, benchmark, metric):
+        try:
+            return self.results[benchmark][metric]
+        except KeyError:
+            raise SystemExit(f"error: no '{metric}' for benchmark '{benchmark}' in the export")
+
+    def median(self, benchmark, metric):
+        return self.metric(benchmark, metric)["p50"]
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def table(self, header, rows):
+        self.add("| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|")
+        for row in rows:
+            self.add("| " + " | ".join(str(cell) for cell in row) + " |")
+        self.add("")
+
+
+def exactly_one(report, benchmark, metric="refresh requests"):
+    values = report.metric(benchmark, metric)
+    ok = values["p0"] == 1 and values["p100"] == 1
+    if not ok:
+        report.failures.append(f"{benchmark}: {metric} ranged {values['p0']:g}–{values['p100']:g}, not exactly 1")
+    return ("1 in every iteration" if ok else f"**{values['p0']:g}–{values['p100']:g}**"), values["n"]
+
+
+def none_seen(report, benchmark, metric):
+    values = report.metric(benchmark, metric)
+    if values["p100"] != 0:
+        report.failures.append(f"{benchmark}: {metric} reached {values['p100']:g}, not 0")
+    return "0 in every iteration" if values["p100"] == 0 else f"**up to {values['p100']:g}**"
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        cpu = platform.processor() or cpu
+    memory = ""
+    try:
+        with open("/proc/meminfo") as handle:
+            kib = int(handle.readline().split()[1])
+            memory = f", {kib / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    system = platform.platform()
+    try:
+        with open("/etc/os-release") as handle:
+            pretty = re.search(r'^PRETTY_NAME="?([^"\n]*)', handle.read(), re.M)
+            if pretty:
+                system = f"{pretty.group(1)} ({platform.release()})"
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{memory}; {system}; {swift[0] if swift else 'swift'}"
+
+
+def size(path):
+    mib = os.path.getsize(path) / 1024 / 1024
+    with tempfile.TemporaryDirectory() as directory:
+        stripped = os.path.join(directory, "stripped")
+        subprocess.run(["strip", "-o", stripped, path], check=True)
+        return mib, os.path.getsize(stripped) / 1024 / 1024
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("exports", nargs="+")
+    parser.add_argument("--bin", required=True, help="the release bin directory of the sample CLIs")
+    parser.add_argument("--commit", default="")
+    parser.add_argument("--notes", help="a markdown file appended as the explanations section")
+    arguments = parser.parse_args()
+    report = Report(load(arguments.exports))
+    r = report
+
+    r.add(
+        "# NativeAuth benchmarks",
+        "",
+        "Written by `scripts/benchmarks` (package-benchmark 1.38.1, `Benchmarks/`); do not edit by hand.",
+        "",
+        f"- Machine: {machine()}",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+        + (f", commit {arguments.commit}" if arguments.commit else ""),
+        "- Release builds. Every figure is a median over the iterations of this run; every ratio compares two"
+        " medians of this same run. All servers are in-process on 127.0.0.1 (the sandbox authorization"
+        " server of `NativeAuthTesting`).",
+        "",
+    )
+
+    # Overhead
+    bare = r.median("overhead: send vs bare transport", "bare transport GET (ns)")
+    send = r.median("overhead: send vs bare transport", "Authenticator.send GET (ns)")
+    ratio = send / bare
+    if ratio > 1.05:
+        r.misses.append(f"overhead: send / bare = {ratio:.3f}, over 1.05")
+    access = r.median("overhead: accessToken() from memory", "accessToken() (ns per call)")
+    r.add("## Overhead per API call", "")
+    r.table(
+        ["what", "median", "ratio", "target", "met"],
+        [
+            ["bare `URLSessionTransport.send`, GET /resource", f"{bare / 1000:.1f} µs", "1", "", ""],
+            ["`Authenticator.send`, same GET", f"{send / 1000:.1f} µs", f"{ratio:.3f}×", "≤ 1.05×",
+             "yes" if ratio <= 1.05 else "**no**"],
+            ["`accessToken()` from memory", f"{access:.0f} ns per call", "", "", ""],
+        ],
+    )
+    r.add("The two GETs alternate within each iteration, so both see the same machine.", "")
+
+    # Refresh storm
+    r.add("## Refresh storm", "", "Callers start together after the access token expired.", "")
+    rows = []
+    for call in ["accessToken()", "send()"]:
+        one = f"refresh storm: 1 caller, {call}"
+        many = f"refresh storm: 1000 callers, {call}"
+        base = r.median(one, "wall time (µs)")
+        for name, callers in [(one, 1), (many, 1000)]:
+            count, iterations = exactly_one(r, name)
+            wall = r.median(name, "wall time (µs)")
+            rows.append([f"{callers:,} × `{call}`", count, iterations, f"{wall / 1000:.2f} ms", f"{wall / base:.2f}×"])
+    r.table(["callers", "refresh requests", "iterations", "wall time", "vs 1 caller"], rows)
+    r.add(
+        "One `accessToken()` caller is one refresh; one `send()` caller is one refresh plus one call. "
+        "1,000 `send()` callers also make 1,000 calls of their own, so their wall time grows with the "
+        "calls, not with the refresh.",
+        "",
+    )
+
+    # Cross-process
+    r.add(
+        "## Processes sharing one file store",
+        "",
+        "`oidc-login token` processes started together after the access token expired, one `FileTokenStore`.",
+        "",
+    )
+    rows = []
+    for processes in [1, 8]:
+        name = f"cross-process: {processes} process{'' if processes == 1 else 'es'}, one store"
+        count, iterations = exactly_one(r, name)
+        grants = none_seen(r, name, "invalid_grant answers")
+        rows.append([processes, count, grants, iterations, f"{r.median(name, 'wall time (µs)') / 1000:.1f} ms"])
+    r.table(["processes", "refresh requests", "`invalid_grant`", "iterations", "wall time"], rows)
+
+    # Login
+    name = "login: loopback sign-in, scripted browser"
+    total = r.median(name, "total (µs)")
+    r.add("## Loopback sign-in, by phase", "", "A scripted browser follows the sandbox's redirects (it approves by itself).", "")
+    rows = []
+    for phase in ["discovery", "listener", "browser round trip", "token exchange", "ID-token validation",
+                  "of which JWKS fetch", "store", "total"]:
+        value = r.median(name, f"{phase} (µs)")
+        rows.append([phase, f"{value / 1000:.2f} ms", f"{100 * value / total:.0f} %"])
+    r.table(["phase", "median", "of the total"], rows)
+    r.add(
+        "Phases are medians each, so they need not add up to the total's median. The browser round trip "
+        "includes the sandbox's authorization endpoint and the loopback callback; ID-token validation "
+        "includes the JWKS fetch.",
+        "",
+    )
+
+    # JSON
+    r.add("## JSON: LenientJSON (jansson) against Foundation", "")
+    rows = []
+    documents = sorted({m.group(1) for key in r.results if (m := re.match(r"JSON (.*): ", key))},
+                       key=lambda d: int(re.search(r"\((\d+) B\)", d).group(1)))
+    for document in documents:
+        ns = {p: r.median(f"JSON {document}: {p}", "ns per document") for p in
+              ["LenientJSON parse", "JSONSerialization", "LenientJSON decode", "JSONDecoder"]}
+        for ours, theirs in [("LenientJSON parse", "JSONSerialization"), ("LenientJSON decode", "JSONDecoder")]:
+            speedup = ns[theirs] / ns[ours]
+            met = speedup >= 1.5
+            if not met:
+                r.misses.append(f"JSON {document}: {ours} is {speedup:.2f}× {theirs}, under 1.5×")
+            rows.append([document, f"{ours} / {theirs}", f"{ns[ours] / 1000:.2f} µs", f"{ns[theirs] / 1000:.2f} µs",
+                         f"{speedup:.2f}×", "yes" if met else "**no**"])
+    r.table(["document", "compared", "LenientJSON", "Foundation", "LenientJSON is faster by", "≥ 1.5×"], rows)
+    r.add(
+        "*parse*: into a tree (`JSONValue` against `[String: Any]`). *decode*: into the same struct "
+        "(LenientJSON's field readers against `JSONDecoder` and `Codable`).",
+        "",
+    )
+
+    # CLI
+    name = "CLI: github-login status, cold start"
+    r.add("## CLI", "")
+    github = size(os.path.join(arguments.bin, "github-login"))
+    everything = size(os.path.join(arguments.bin, "nativeauth"))
+    r.table(
+        ["what", "median"],
+        [
+            ["`github-login status`, no tokens: cold start", f"{r.median(name, 'wall time (µs)') / 1000:.1f} ms"],
+            ["its peak RSS", f"{r.median(name, 'peak RSS (KiB)') / 1024:.1f} MiB"],
+            ["`github-login` binary (one provider)", f"{github[0]:.1f} MiB, {github[1]:.1f} MiB stripped"],
+            ["`nativeauth` binary (every provider, and the sandbox for `demo`)",
+             f"{everything[0]:.1f} MiB, {everything[1]:.1f} MiB stripped"],
+            ["single-provider / all-providers", f"{github[1] / everything[1]:.2f}× (stripped)"],
+        ],
+    )
+
+    r.add("## Targets", "")
+    if r.failures:
+        r.add("Failed (correctness):", "", *[f"- {failure}" for failure in r.failures], "")
+    if r.misses:
+        r.add("Missed (explained below):", "", *[f"- {miss}" for miss in r.misses], "")
+    if not r.failures and not r.misses:
+        r.add("Every target was met in this run.", "")
+    if arguments.notes and os.path.exists(arguments.notes):
+        with open(arguments.notes) as handle:
+            r.add(handle.read().rstrip(), "")
+
+    sys.stdout.write("\n".join(r.lines).rstrip() + "\n")
+    for failure in r.failures:
+        print(f"error: {failure}", file=sys.stderr)
+    return 1 if r.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
