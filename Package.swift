@@ -41,10 +41,13 @@ let package = Package(
             providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
         ),
         .target(name: "LenientJSON", dependencies: ["CJansson"]),
+        // File status for FileTokenStore, read in C (see its header for why).
+        .target(name: "CNativeAuthPOSIX"),
         .target(
             name: "NativeAuth",
             dependencies: [
                 "LenientJSON",
+                "CNativeAuthPOSIX",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -259,6 +262,12 @@ let package = Package(
             ]
         ),
         // Runs parse, encode and error paths so that CI can check them under valgrind for leaks.
+        // The child of FileTokenStoreCrashTests: saves token sets in a loop until it is killed.
+        .executableTarget(
+            name: "TokenStoreCrashWriter",
+            dependencies: ["NativeAuth", "TestSupport"],
+            path: "Tests/TokenStoreCrashWriter"
+        ),
         .executableTarget(
             name: "LenientJSONLeakCheck",
             dependencies: ["LenientJSON"],

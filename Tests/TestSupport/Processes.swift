@@ -177,3 +177,8 @@ public final class TemporaryDirectory: Sendable {
 /// approves at once, back to the loopback receiver; a logout page).
 public let redirectFollowingBrowser =
     "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+
+/// Whether the stress tests run (`NATIVEAUTH_STRESS_TESTS=1`): thousands of connections and
+/// processes, which would disturb tests running beside them (a port another test just closed can
+/// be taken by one of their outgoing connections). `scripts/test.sh` runs them on their own.
+public let stressTestsEnabled = ProcessInfo.processInfo.environment["NATIVEAUTH_STRESS_TESTS"] == "1"

@@ -1,3 +1,4 @@
+internal import CNativeAuthPOSIX
 internal import Crypto
 public import Foundation
 internal import LenientJSON
@@ -7,12 +8,6 @@ internal import LenientJSON
 #elseif canImport(Darwin)
     import Darwin
 #endif
-// `struct stat` may be owned by CoreFoundation's Clang module, depending on which module first
-// read the header (seen in a release build of a package that depends on NativeAuth); with
-// MemberImportVisibility its members then need this import.
-#if canImport(CoreFoundation)
-    internal import CoreFoundation
-#endif
 
 /// A token store that keeps one JSON file per key in a private directory.
 ///
@@ -21,7 +16,8 @@ internal import LenientJSON
 /// - Each file is 0600 and owned by the current user; a file that group or others can read or
 ///   write, or that belongs to someone else, is refused with the command that fixes it.
 /// - Saving writes a temporary file in the same directory, `fsync`s it and renames it over the old
-///   file, so a crash at any moment leaves the old set or the new one.
+///   file, so a crash at any moment leaves the old set or the new one. The temporary files of
+///   writers that died mid-save are removed by a later save.
 /// - A damaged file is reported, never deleted.
 /// - ``withLock(_:timeout:_:)`` takes an exclusive `flock` on a lock file next to the token file
 ///   (`tokens-….json.lock`, 0600), so refreshes in several processes sharing the store run one at a
@@ -92,7 +88,8 @@ public struct FileTokenStore: TokenStore {
         } catch {
             throw AuthError(.tokenStoreFailed, "cannot encode the token set", underlying: error)
         }
-        var template = Array((directory + "/.tokens.XXXXXX").utf8CString)
+        removeStaleTemporaryFiles()
+        var template = Array((directory + "/" + Self.temporaryPrefix + "XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
             return mkstemp(base)
@@ -105,19 +102,42 @@ public struct FileTokenStore: TokenStore {
         defer {
             if !committed { unlink(temporary) }
         }
-        do {
-            defer { close(descriptor) }
-            guard fchmod(descriptor, 0o600) == 0 else {
-                throw failure("cannot set mode 0600 on \(temporary)", errno: errno)
-            }
-            try writeAll(descriptor, bytes, path: temporary)
-            guard fsync(descriptor) == 0 else { throw failure("cannot flush \(temporary) to disk", errno: errno) }
+        // The lock on the temporary file says "a writer is alive" until the file is renamed and
+        // closed; the kernel drops it when the process dies, however it dies.
+        defer { close(descriptor) }
+        _ = flock(descriptor, LOCK_EX | LOCK_NB)
+        guard fchmod(descriptor, 0o600) == 0 else {
+            throw failure("cannot set mode 0600 on \(temporary)", errno: errno)
         }
+        try writeAll(descriptor, bytes, path: temporary)
+        guard fsync(descriptor) == 0 else { throw failure("cannot flush \(temporary) to disk", errno: errno) }
         guard rename(temporary, path) == 0 else {
             throw failure("cannot move the new token file into place at \(path)", errno: errno)
         }
         committed = true
         syncDirectory()
+    }
+
+    /// The name of a temporary file `save` writes before renaming it into place.
+    static let temporaryPrefix = ".tokens."
+
+    /// Removes what writers that died mid-save (a crash, `kill -9`, power loss) left: temporary
+    /// files that nobody holds a lock on and that were not written for a second. Best effort.
+    private func removeStaleTemporaryFiles() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        let now = Date().timeIntervalSince1970
+        for name in names where name.hasPrefix(Self.temporaryPrefix) {
+            let path = directory + "/" + name
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            guard descriptor >= 0 else { continue }  // renamed or removed meanwhile
+            defer { close(descriptor) }
+            let status = nativeauth_fstat(descriptor)
+            // A file just created may not be locked yet: only files idle for a second are stale.
+            guard status.error == 0, status.uid == geteuid(), now - Double(status.modified_seconds) > 1,
+                flock(descriptor, LOCK_EX | LOCK_NB) == 0
+            else { continue }
+            unlink(path)
+        }
     }
 
     public func remove(_ key: TokenKey) throws {
@@ -164,9 +184,9 @@ public struct FileTokenStore: TokenStore {
 
     /// Creates the directory (and missing parents) with mode 0700, or checks the existing one.
     func prepareDirectory() throws {
-        var info = stat()
-        if stat(directory, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFDIR else {
+        let info = nativeauth_stat(directory)
+        if info.error == 0 {
+            guard mode_t(truncatingIfNeeded: info.mode) & S_IFMT == S_IFDIR else {
                 throw AuthError(.tokenStoreFailed, "the token store path \(directory) is not a directory")
             }
             let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -175,7 +195,9 @@ public struct FileTokenStore: TokenStore {
             try checkPrivate(descriptor: descriptor, path: directory, isDirectory: true)
             return
         }
-        guard errno == ENOENT else { throw failure("cannot inspect the token directory \(directory)", errno: errno) }
+        guard info.error == ENOENT else {
+            throw failure("cannot inspect the token directory \(directory)", errno: info.error)
+        }
         var current = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             current += "/" + component
@@ -188,18 +210,18 @@ public struct FileTokenStore: TokenStore {
     }
 
     private func checkPrivate(descriptor: Int32, path: String, isDirectory: Bool) throws {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw failure("cannot inspect \(path)", errno: errno) }
+        let info = nativeauth_fstat(descriptor)
+        guard info.error == 0 else { throw failure("cannot inspect \(path)", errno: info.error) }
         let kind = isDirectory ? "directory" : "file"
-        let mode = info.st_mode & 0o777
-        if info.st_uid != geteuid() {
+        let mode = mode_t(truncatingIfNeeded: info.mode) & 0o777
+        if info.uid != geteuid() {
             throw AuthError(
                 .tokenStoreFailed,
-                "the token \(kind) \(path) belongs to another user (uid \(info.st_uid))",
+                "the token \(kind) \(path) belongs to another user (uid \(info.uid))",
                 hint: "use a token store directory of your own (--store DIR)"
             )
         }
-        if !isDirectory, info.st_mode & S_IFMT != S_IFREG {
+        if !isDirectory, mode_t(truncatingIfNeeded: info.mode) & S_IFMT != S_IFREG {
             throw AuthError(.tokenStoreFailed, "the token file \(path) is not a regular file")
         }
         if mode & 0o077 != 0 {

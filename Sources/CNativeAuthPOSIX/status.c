@@ -1,0 +1,32 @@
+#include "CNativeAuthPOSIX.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+static nativeauth_file_status from(int result, const struct stat *info) {
+    nativeauth_file_status status = {0, 0, 0, 0};
+    if (result != 0) {
+        status.error = errno;
+        return status;
+    }
+    status.mode = (uint32_t)info->st_mode;
+    status.uid = (uint32_t)info->st_uid;
+#if defined(__APPLE__)
+    status.modified_seconds = (int64_t)info->st_mtimespec.tv_sec;
+#else
+    status.modified_seconds = (int64_t)info->st_mtim.tv_sec;
+#endif
+    return status;
+}
+
+nativeauth_file_status nativeauth_fstat(int descriptor) {
+    struct stat info;
+    int result = fstat(descriptor, &info);
+    return from(result, &info);
+}
+
+nativeauth_file_status nativeauth_stat(const char *path) {
+    struct stat info;
+    int result = stat(path, &info);
+    return from(result, &info);
+}
