@@ -1,4 +1,5 @@
 internal import Foundation
+internal import NIOCore
 internal import Synchronization
 
 /// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
@@ -28,6 +29,12 @@ public struct LoopbackPresenter: UserAgentPresenter {
         public var opener: (any BrowserOpener)?
         /// Where the URL and hints are written. Default: standard error.
         public var output: ConsoleOutput
+        /// How long one connection to the listener may stay open. Default 10 seconds: a browser
+        /// sends its request at once, while a client that trickles a request in byte by byte, or
+        /// holds an idle socket, would otherwise keep a connection for as long as it likes.
+        public var connectionLifetime: Duration
+        /// How many connections may be open at once; past it the oldest is closed. Default 64.
+        public var maximumConnections: Int
 
         /// Creates settings; every parameter has the documented default.
         public init(
@@ -35,13 +42,27 @@ public struct LoopbackPresenter: UserAgentPresenter {
             callbackPath: String = "/callback",
             timeout: Duration = .seconds(300),
             opener: (any BrowserOpener)? = SystemBrowserOpener(),
-            output: ConsoleOutput = .standardError
+            output: ConsoleOutput = .standardError,
+            connectionLifetime: Duration = .seconds(10),
+            maximumConnections: Int = 64
         ) {
             self.port = port
             self.callbackPath = callbackPath
             self.timeout = timeout
             self.opener = opener
             self.output = output
+            self.connectionLifetime = connectionLifetime
+            self.maximumConnections = maximumConnections
+        }
+
+        /// The limits for the receiver.
+        var limits: ConnectionHandlers.Limits {
+            let (seconds, attoseconds) = connectionLifetime.components
+            let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let lifetime: TimeAmount =
+                nanoseconds.overflow
+                ? .hours(24) : .nanoseconds(max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000))
+            return ConnectionHandlers.Limits(lifetime: lifetime, maximumConnections: maximumConnections)
         }
     }
 
@@ -71,17 +92,25 @@ public struct LoopbackPresenter: UserAgentPresenter {
 
     public func beginSession() async throws -> any UserAgentSession {
         LoopbackSession(
-            receiver: try await Self.startReceiver(port: configuration.port, callbackPath: configuration.callbackPath),
+            receiver: try await Self.startReceiver(
+                port: configuration.port,
+                callbackPath: configuration.callbackPath,
+                limits: configuration.limits
+            ),
             configuration: configuration
         )
     }
 
     /// A listening receiver for `port` (0: a free one) and `callbackPath` (a leading `/` added).
-    static func startReceiver(port: Int, callbackPath: String) async throws -> LoopbackReceiver {
+    static func startReceiver(
+        port: Int,
+        callbackPath: String,
+        limits: ConnectionHandlers.Limits = LoopbackReceiver.defaultLimits
+    ) async throws -> LoopbackReceiver {
         guard (0...65_535).contains(port) else {
             throw AuthError(.configurationInvalid, "the port \(port) is not between 0 and 65535")
         }
-        return try await LoopbackReceiver.start(port: port, path: absolutePath(callbackPath))
+        return try await LoopbackReceiver.start(port: port, path: absolutePath(callbackPath), limits: limits)
     }
 
     /// `path` with a leading `/`.
