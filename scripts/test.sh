@@ -5,7 +5,8 @@
 #   2. builds everything, tests included
 #   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
 #      and runs the test suite against it and against local test servers; stops it afterwards
-#      then checks the sandbox authorization server (NativeAuthTesting) with Python's Authlib
+#      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then checks
+#      the sandbox authorization server (NativeAuthTesting) with Python's Authlib
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
 #   5. lints Sources, Tests, Samples and Plugins with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
@@ -47,6 +48,10 @@ log "running the tests"
 # A missing server fails the integration tests instead of skipping them.
 # The outer timeout turns a hung test into a failure instead of a stalled CI run.
 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 swift test --skip-build
+
+log "running the stress tests on their own (10,000 hostile requests to the loopback receiver; 1,000 kill -9 of a token store writer)"
+NATIVEAUTH_STRESS_TESTS=1 timeout --kill-after=30 900 swift test --skip-build \
+    --filter 'LoopbackAbuseTests|FileTokenStoreCrashTests'
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
 nativeauth="$(swift build --show-bin-path)/nativeauth"

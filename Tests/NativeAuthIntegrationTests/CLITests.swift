@@ -213,6 +213,49 @@ struct CLISignInTests {
         await sandbox.stop()
     }
 
+    /// Every command of the sample CLI at trace level, with a confidential client: no access,
+    /// refresh or ID token and no client secret in anything it prints, except the access token
+    /// that `token` prints on stdout, its purpose.
+    @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
+        let secret = "Sandbox-Client-Secret-0123456789"
+        let client = SandboxAuthorizationServer.Client(id: "confidential", secret: secret)
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", "confidential", "--client-secret", secret,
+            "--store", directory.path + "/store", "--scope", "openid profile email offline_access",
+        ]
+        let environment = ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
+        let store = FileTokenStore(directory: directory.path + "/store")
+        let key = TokenKey(issuer: sandbox.issuer.absoluteString, clientID: "confidential")
+        var outputs: [(String, CommandResult)] = []
+        var seen: [TokenSet] = []
+        for command in [
+            ["login", "--timeout", "60"], ["status"], ["status", "--json"], ["token"], ["userinfo"],
+            ["userinfo", "--json"], ["api", sandbox.issuer.absoluteString + "/resource"], ["refresh"], ["token"],
+            ["logout", "--no-browser"], ["status"], ["token"],
+        ] {
+            outputs.append(
+                (command.joined(separator: " "), try await run(cli, command + connection, environment: environment)))
+            if let tokens = try store.load(key) { seen.append(tokens) }
+        }
+        #expect(outputs.map(\.1.status) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])
+        #expect(seen.count >= 2, "a refresh gave new tokens")
+        #expect(outputs[0].1.stderr.contains("debug"), "trace logging is on")
+        var secrets = [secret]
+        for tokens in seen {
+            secrets += [tokens.accessToken] + [tokens.refreshToken, tokens.idToken].compactMap { $0 }
+        }
+        for (command, result) in outputs {
+            for value in secrets {
+                #expect(!result.stderr.contains(value), "\(command): stderr shows a secret")
+                let purpose = command == "token" && value == result.stdout.dropLast()
+                #expect(purpose || !result.stdout.contains(value), "\(command): stdout shows a secret")
+            }
+        }
+        await sandbox.stop()
+    }
+
     @Test func noBrowserPrintsTheURLOnStderr() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
         let directory = try TemporaryDirectory()
