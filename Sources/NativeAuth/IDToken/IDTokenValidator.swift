@@ -25,12 +25,7 @@ struct IDTokenValidator {
                 metadata: ["opt_outs": "\(options.optOuts.joined(separator: ","))"]
             )
         }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
-            let payloadBytes = Base64URL.decode(parts[1]),
-            let header = try? JSONValue.parse(headerBytes).objectValue,
-            let claims = try? JSONValue.parse(payloadBytes).objectValue
-        else {
+        guard let (header, claims) = JOSEParsing.parts(ofCompactJWS: token) else {
             throw invalid("it is not a signed JWT (three base64url parts with a JSON header and payload)")
         }
         guard let algorithm = try? header.string("alg") else { throw invalid("its header has no \"alg\"") }

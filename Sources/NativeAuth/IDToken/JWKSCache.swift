@@ -69,21 +69,9 @@ actor JWKSCache {
             )
         }
         guard response.status.code == 200 else { throw unusable("answered HTTP \(response.status.code)") }
-        let entries: [JSONValue]
-        do {
-            guard let list = try JSONValue.parse(body).objectValue?.array("keys") else {
-                throw unusable("has no \"keys\" list")
-            }
-            entries = list
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            throw unusable("is not a JSON object with a \"keys\" list")
-        }
-        let decoder = JSONDecoder()
-        return entries.compactMap { entry in
-            guard let bytes = try? entry.encoded() else { return nil }
-            return try? decoder.decode(JWK.self, from: Data(bytes))
+        switch JOSEParsing.keys(fromJWKS: body) {
+        case .success(let keys): return keys
+        case .failure(let problem): throw unusable(problem.reason)
         }
     }
 }
