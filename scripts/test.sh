@@ -8,13 +8,14 @@
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then checks
 #      the sandbox authorization server (NativeAuthTesting) with Python's Authlib
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
-#   5. lints Sources, Tests, Samples and Plugins with `swift format lint --strict`
+#   5. lints Sources, Tests, Samples, Plugins, Benchmarks and Fuzz with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
 #   7. builds `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
 #      names the missing trait when asked for GitHub (package traits, compile-time provider choice)
 #   8. runs the scaffold-provider plugin in a scratch copy of the repository and in a package that
 #      depends on NativeAuth by path, and builds and tests what it writes (scripts/check-scaffold.sh)
 #   9. builds the Benchmarks package, so that it does not rot (scripts/benchmarks runs it)
+#  10. builds the libFuzzer targets (Fuzz/) and runs each for 30 s from its seed corpus
 #
 # Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
 set -euo pipefail
@@ -79,7 +80,7 @@ valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exit
 # --- 5. format ----------------------------------------------------------------------------------
 log "swift format lint --strict"
 dirs=()
-for dir in Sources Tests Samples Plugins Benchmarks; do [[ -d $dir ]] && dirs+=("$dir"); done
+for dir in Sources Tests Samples Plugins Benchmarks Fuzz; do [[ -d $dir ]] && dirs+=("$dir"); done
 swift format lint --strict --recursive --parallel "${dirs[@]}" Package.swift
 
 # --- 6. documentation ---------------------------------------------------------------------------
@@ -113,5 +114,9 @@ bash scripts/check-scaffold.sh
 # --- 9. benchmarks ---------------------------------------------------------------------------------
 log "building the Benchmarks package (not running it: scripts/benchmarks does)"
 swift build --package-path Benchmarks
+
+# --- 10. fuzzing smoke run ------------------------------------------------------------------------
+log "fuzzing each parser of untrusted input for 30 s (scripts/fuzz; longer runs: Fuzz/RUNS.md)"
+scripts/fuzz --seconds 30
 
 log "all checks passed"
