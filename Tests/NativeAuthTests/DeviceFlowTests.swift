@@ -169,6 +169,19 @@ private let success = TestResponse.json(
         #expect(server.tokenRequests.paths.count == 3)
     }
 
+    /// A huge `interval` used to overflow `interval + 5` on the next `slow_down`.
+    @Test func aHugeIntervalIsCappedAtTenMinutes() async throws {
+        let server = try await DeviceServer.start(polls: [
+            .json(#"{"error": "slow_down", "interval": 9223372036854775807}"#, status: 400), slowDown, success,
+        ])
+        let time = FakeTime()
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
+        let tokens = try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        await server.server.stop()
+        #expect(tokens.accessToken == "device-access")
+        #expect(time.sleeps == [2, 600, 600])
+    }
+
     @Test func serverTroubleBacksOffAndPollsOn() async throws {
         let server = try await DeviceServer.start(polls: [
             .text("<h1>502 Bad Gateway</h1>", status: 502, contentType: "text/html"),

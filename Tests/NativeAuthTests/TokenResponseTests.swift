@@ -54,6 +54,27 @@ import Testing
         #expect(tokens.tokenType == "bearer")
     }
 
+    /// Found by the token-response fuzz target: a huge `expires_in` used to trap converting the
+    /// expiry to milliseconds, so any server could crash the client.
+    @Test(arguments: [
+        "9223372036854775807", #""9223372036854775807""#, #""5127914462427101""#, "-9223372036854775808",
+    ])
+    func anAbsurdExpiresInIsCappedNotACrash(expiresIn: String) throws {
+        let tokens = try decode(#"{"access_token":"at","expires_in":\#(expiresIn)}"#)
+        let expiresAt = try #require(tokens.expiresAt)
+        #expect(expiresAt >= fixedNow)
+        #expect(expiresAt <= fixedNow.addingTimeInterval(100 * 365 * 24 * 3600))
+        let stored = try #require(try JSONValue.parse(tokens.storageJSON.encoded()).objectValue)
+        #expect(try TokenSet(storageJSON: stored) == tokens, "it can be stored")
+    }
+
+    @Test func datesBeyondSixtyFourBitsOfMillisecondsAreClamped() {
+        let far = TokenSet(accessToken: "at", expiresAt: .distantFuture.addingTimeInterval(1e300), issuedAt: fixedNow)
+        #expect(far.expiresAt != nil)
+        let past = TokenSet(accessToken: "at", expiresAt: Date(timeIntervalSince1970: -1e300), issuedAt: fixedNow)
+        #expect(past.expiresAt != nil)
+    }
+
     @Test func aMissingScopeMeansTheRequestedOnesAndMissingTypeMeansBearer() throws {
         let tokens = try decode(#"{"access_token":"at"}"#)
         #expect(tokens.scopes == ["openid", "profile"])

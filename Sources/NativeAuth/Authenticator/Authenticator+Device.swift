@@ -77,7 +77,7 @@ extension Authenticator {
         sleep: @Sendable (Duration) async throws -> Void
     ) async throws -> TokenSet {
         let deadline = now().addingTimeInterval(TimeInterval(authorization.expiresIn))
-        var interval = max(1, authorization.interval)
+        var interval = Self.pollingInterval(authorization.interval)
         var polls = 0
         while true {
             guard now().addingTimeInterval(TimeInterval(interval)) <= deadline else {
@@ -126,7 +126,7 @@ extension Authenticator {
                 case "authorization_pending":
                     continue
                 case "slow_down":
-                    interval = Self.serverInterval(in: answer).map { max(1, $0) } ?? interval + 5
+                    interval = Self.pollingInterval(Self.serverInterval(in: answer) ?? interval + 5)
                     logger.debug("the server asks to poll more slowly", metadata: ["interval": "\(interval)"])
                 case "access_denied":
                     throw AuthError(
@@ -150,7 +150,7 @@ extension Authenticator {
                     )
                 default:
                     if error.code == .rateLimited {
-                        interval += 5
+                        interval = Self.pollingInterval(interval + 5)
                     } else if error.isRetryable {
                         interval = min(interval * 2, 60)  // RFC 8628 §3.5: back off, then poll on
                         logger.debug("polling failed, retrying", metadata: ["code": "\(error.code.rawValue)"])
@@ -160,6 +160,15 @@ extension Authenticator {
                 }
             }
         }
+    }
+
+    /// The longest wait between two polls: 10 minutes, whatever a server says (a huge `interval`
+    /// would otherwise overflow the back-off arithmetic).
+    static let longestPollingInterval = 600
+
+    /// `seconds` between 1 and ``longestPollingInterval``.
+    static func pollingInterval(_ seconds: Int) -> Int {
+        min(max(1, seconds), longestPollingInterval)
     }
 
     /// The `interval` of a `slow_down` answer (JSON, or a form body), when it has one.

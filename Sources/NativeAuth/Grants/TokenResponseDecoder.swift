@@ -92,11 +92,17 @@ public enum TokenResponseDecoder {
         }
     }
 
+    /// The longest `expires_in` taken as given: 100 years. A larger one (a server's bug, or
+    /// `9223372036854775807`) is read as this, so that the expiry stays a date that can be stored
+    /// and shown.
+    static let longestLifetime: Int64 = 100 * 365 * 24 * 3600
+
     /// Builds a token set from the members of a successful response (JSON, or form fields turned
     /// into an object by a provider such as GitHub).
     ///
     /// - `access_token` is required; `token_type` defaults to `Bearer`.
-    /// - `expires_in` may be a number or a numeric string; it becomes an absolute ``TokenSet/expiresAt``.
+    /// - `expires_in` may be a number or a numeric string; it becomes an absolute ``TokenSet/expiresAt``
+    ///   (at most 100 years away).
     /// - `scope` may be space- or comma-separated, or an array; absent means the requested scopes.
     /// - Without `refresh_token`, the previous refresh token is kept (refresh responses of Cognito
     ///   and others).
@@ -104,7 +110,8 @@ public enum TokenResponseDecoder {
         let accessToken = try object.requiredString("access_token")
         var expiresAt: Date?
         if let expiresIn = try object.integer("expires_in") {
-            expiresAt = context.receivedAt.addingTimeInterval(TimeInterval(max(0, expiresIn)))
+            let seconds = min(max(0, expiresIn), Self.longestLifetime)
+            expiresAt = context.receivedAt.addingTimeInterval(TimeInterval(seconds))
         }
         let idToken = try object.string("id_token") ?? nil
         let claims = idToken.flatMap(UnverifiedClaims.init(jwt:))

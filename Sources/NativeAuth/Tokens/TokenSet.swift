@@ -53,9 +53,14 @@ public struct TokenSet: Sendable, Equatable {
         self.displayName = displayName
     }
 
-    /// Milliseconds since 1970, the precision token sets keep.
+    /// Milliseconds since 1970, the precision token sets keep; dates beyond what 64 bits of
+    /// milliseconds hold (about 292 million years either way) are clamped, never a crash.
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        if value.isNaN { return 0 }
+        if value >= Double(Int64.max) { return .max }
+        if value <= Double(Int64.min) { return .min }
+        return Int64(value)
     }
 
     /// The date at whole milliseconds; computed the same way when loading, so round trips are exact.
