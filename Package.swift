@@ -46,6 +46,7 @@ let package = Package(
         .target(
             name: "NativeAuth",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "LenientJSON",
                 "CNativeAuthPOSIX",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -72,6 +73,7 @@ let package = Package(
         .target(
             name: "NativeAuthCommands",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
                 "LenientJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -159,6 +161,7 @@ let package = Package(
         .target(
             name: "NativeAuthTesting",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
                 "LenientJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -183,13 +186,16 @@ let package = Package(
         // What the project's own tests share: processes, scripted input, and NativeAuthTesting.
         .target(
             name: "TestSupport",
-            dependencies: ["NativeAuth", "NativeAuthTesting"],
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), "NativeAuth", "NativeAuthTesting",
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
         .testTarget(
             name: "NativeAuthGoogleTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuthGoogle",
                 "NativeAuth",
                 "TestSupport",
@@ -200,6 +206,7 @@ let package = Package(
         .testTarget(
             name: "NativeAuthCognitoTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuthCognito",
                 "NativeAuth",
                 "TestSupport",
@@ -213,6 +220,7 @@ let package = Package(
         .testTarget(
             name: "NativeAuthTestingTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuthTesting",
                 "TestSupport",
                 "NativeAuth",
@@ -223,11 +231,15 @@ let package = Package(
         ),
         .testTarget(
             name: "InitechProviderTests",
-            dependencies: ["InitechProvider", "NativeAuth", "NativeAuthTesting", "TestSupport", "LenientJSON"]
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), "InitechProvider", "NativeAuth",
+                "NativeAuthTesting", "TestSupport", "LenientJSON",
+            ]
         ),
         .testTarget(
             name: "NativeAuthGitHubTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuthGitHub",
                 "NativeAuth",
                 "TestSupport",
@@ -239,6 +251,7 @@ let package = Package(
         .testTarget(
             name: "NativeAuthTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
                 "TestSupport",
                 "LenientJSON",
@@ -255,6 +268,7 @@ let package = Package(
         .testTarget(
             name: "NativeAuthIntegrationTests",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
                 "TestSupport",
                 "LenientJSON",

@@ -1,6 +1,6 @@
 public import Foundation
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 
 /// A clock that moves only when told: share one between a ``SandboxAuthorizationServer`` and an
 /// `Authenticator` to test expiry without waiting.
@@ -13,17 +13,17 @@ import Synchronization
 /// clock.advance(by: .seconds(3601))  // the access token has expired for both sides
 /// ```
 public final class TestClock: Sendable {
-    private let current: Mutex<Date>
+    private let current: NIOLockedValueBox<Date>
 
     /// Creates a clock.
     ///
     /// - Parameter start: The time it shows until it is advanced; default now.
     public init(_ start: Date = Date()) {
-        current = Mutex(start)
+        current = NIOLockedValueBox(start)
     }
 
     /// The time it shows.
-    public var now: Date { current.withLock { $0 } }
+    public var now: Date { current.withLockedValue { $0 } }
 
     /// The clock as a closure, for the `clock:` parameters.
     public var read: @Sendable () -> Date { { [self] in now } }
@@ -32,6 +32,6 @@ public final class TestClock: Sendable {
     ///
     /// - Parameter duration: How far.
     public func advance(by duration: Duration) {
-        current.withLock { $0 = $0.addingTimeInterval(duration.timeInterval) }
+        current.withLockedValue { $0 = $0.addingTimeInterval(duration.timeInterval) }
     }
 }

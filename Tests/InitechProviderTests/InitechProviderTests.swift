@@ -1,9 +1,9 @@
 import Foundation
 import InitechProvider
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
 import NativeAuthTesting
-import Synchronization
 import TestSupport
 import Testing
 
@@ -13,7 +13,7 @@ import Testing
 /// The authorize page approves at once; PKCE is checked; refresh tokens rotate.
 final class FakeInitech: Sendable {
     let server: TestHTTPServer
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     private struct State {
         var log: [String] = []
@@ -40,11 +40,11 @@ final class FakeInitech: Sendable {
     }
 
     var host: String { server.url("").absoluteString }
-    var requests: [String] { state.withLock { $0.log } }
+    var requests: [String] { state.withLockedValue { $0.log } }
 
-    func failNextToken(with code: String) { state.withLock { $0.failNextToken.append(code) } }
-    func answerNextToken(with response: TestResponse) { state.withLock { $0.nextTokenAnswer = response } }
-    func revokeAllRefreshTokens() { state.withLock { $0.refreshTokens.removeAll() } }
+    func failNextToken(with code: String) { state.withLockedValue { $0.failNextToken.append(code) } }
+    func answerNextToken(with response: TestResponse) { state.withLockedValue { $0.nextTokenAnswer = response } }
+    func revokeAllRefreshTokens() { state.withLockedValue { $0.refreshTokens.removeAll() } }
 
     private static func error(_ code: String, status: Int = 400) -> TestResponse {
         .json(
@@ -54,11 +54,11 @@ final class FakeInitech: Sendable {
 
     private func bearer(_ request: TestRequest) -> Bool {
         let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
-        return state.withLock { $0.accessTokens.contains(token) }
+        return state.withLockedValue { $0.accessTokens.contains(token) }
     }
 
     private func answer(_ request: TestRequest) -> TestResponse {
-        state.withLock { $0.log.append(request.path) }
+        state.withLockedValue { $0.log.append(request.path) }
         let query = request.query
         switch (request.method, request.path) {
         case ("GET", "/oauth/authorize"):
@@ -67,7 +67,7 @@ final class FakeInitech: Sendable {
                 let challenge = query.first(named: "code_challenge"), let redirect = query.first(named: "redirect_uri")
             else { return .text("<html>Bad request</html>", status: 400, contentType: "text/html") }
             let code = "code-" + UUID().uuidString
-            state.withLock { $0.codes[code] = (challenge, redirect) }
+            state.withLockedValue { $0.codes[code] = (challenge, redirect) }
             let back = FormURLEncoding.encode([
                 FormField("code", code), FormField("state", query.first(named: "state") ?? ""),
             ])
@@ -96,7 +96,7 @@ final class FakeInitech: Sendable {
     }
 
     private func token(_ form: [FormField]) -> TestResponse {
-        let (failure, canned) = state.withLock { state in
+        let (failure, canned) = state.withLockedValue { state in
             (state.failNextToken.isEmpty ? nil : state.failNextToken.removeFirst(), state.nextTokenAnswer.take())
         }
         if let failure { return Self.error(failure) }
@@ -104,20 +104,22 @@ final class FakeInitech: Sendable {
         guard form.first(named: "client_id") == "initech-cli" else { return Self.error("CLIENT_UNKNOWN", status: 401) }
         switch form.first(named: "grant_type") {
         case "authorization_code":
-            let issued = state.withLock { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
+            let issued = state.withLockedValue { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
             guard let issued, let verifier = form.first(named: "code_verifier"),
                 (try? PKCE(verifier: verifier))?.challenge == issued.challenge,
                 form.first(named: "redirect_uri") == issued.redirect
             else { return Self.error("AUTH_CODE_INVALID") }
         case "refresh_token":
-            let known = state.withLock { $0.refreshTokens.remove(form.first(named: "refresh_token") ?? "") != nil }
+            let known = state.withLockedValue {
+                $0.refreshTokens.remove(form.first(named: "refresh_token") ?? "") != nil
+            }
             guard known else { return Self.error("REFRESH_TOKEN_REVOKED") }
         default:
             return Self.error("GRANT_TYPE_UNSUPPORTED")
         }
         let access = "initech-at-" + UUID().uuidString
         let refresh = "initech-rt-" + UUID().uuidString
-        state.withLock { state in
+        state.withLockedValue { state in
             state.accessTokens.insert(access)
             state.refreshTokens.insert(refresh)
         }

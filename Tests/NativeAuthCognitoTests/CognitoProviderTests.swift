@@ -4,9 +4,9 @@ import HTTPTypes
 import HTTPTypesFoundation
 import JWTKit
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
 import NativeAuthCognito
-import Synchronization
 import TestSupport
 import Testing
 
@@ -37,10 +37,10 @@ final class FakeCognito: Sendable {
     let server: TestHTTPServer
     let key = ES256PrivateKey()
     let allowedLogoutURI: String
-    private let log = Mutex<[String]>([])
-    private let nonces = Mutex<[String: String]>([:])
-    private let refreshTokens = Mutex<Set<String>>([])
-    private let accessTokens = Mutex<Set<String>>([])
+    private let log = NIOLockedValueBox<[String]>([])
+    private let nonces = NIOLockedValueBox<[String: String]>([:])
+    private let refreshTokens = NIOLockedValueBox<Set<String>>([])
+    private let accessTokens = NIOLockedValueBox<Set<String>>([])
 
     private init(server: TestHTTPServer, allowedLogoutURI: String) {
         self.server = server
@@ -60,7 +60,7 @@ final class FakeCognito: Sendable {
 
     var issuer: String { server.url("/eu-west-1_TestPool").absoluteString }
     var domain: String { server.url("").absoluteString }
-    var requests: [String] { log.withLock { $0 } }
+    var requests: [String] { log.withLockedValue { $0 } }
 
     private func idToken(nonce: String?) async -> String {
         let keys = JWTKeyCollection()
@@ -75,7 +75,7 @@ final class FakeCognito: Sendable {
         let path = parts.first.map(String.init) ?? ""
         let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
         let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
-        log.withLock { $0.append(path) }
+        log.withLockedValue { $0.append(path) }
         switch path {
         case "/eu-west-1_TestPool/.well-known/openid-configuration":
             return .json(
@@ -93,7 +93,7 @@ final class FakeCognito: Sendable {
                     + #""x": "\#(parameters?.x ?? "")", "y": "\#(parameters?.y ?? "")"}]}"#)
         case "/oauth2/authorize":
             let code = UUID().uuidString
-            nonces.withLock { $0[code] = query.first(named: "nonce") }
+            nonces.withLockedValue { $0[code] = query.first(named: "nonce") }
             let back = FormURLEncoding.encode([
                 FormField("code", code), FormField("state", query.first(named: "state") ?? ""),
             ])
@@ -101,9 +101,9 @@ final class FakeCognito: Sendable {
                 status: 302, headers: [("Location", (query.first(named: "redirect_uri") ?? "") + "?" + back)])
         case "/oauth2/token":
             let access = "access-" + UUID().uuidString
-            accessTokens.withLock { _ = $0.insert(access) }
+            accessTokens.withLockedValue { _ = $0.insert(access) }
             if form.first(named: "grant_type") == "refresh_token" {
-                guard refreshTokens.withLock({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
+                guard refreshTokens.withLockedValue({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
                     return .json(#"{"error": "invalid_grant"}"#, status: 400)
                 }
                 // No rotation: no refresh_token in the answer.
@@ -111,17 +111,17 @@ final class FakeCognito: Sendable {
                     #"{"access_token": "\#(access)", "id_token": "\#(await idToken(nonce: nil))", "#
                         + #""token_type": "Bearer", "expires_in": 3600}"#)
             }
-            guard let nonce = nonces.withLock({ $0.removeValue(forKey: form.first(named: "code") ?? "") }) else {
+            guard let nonce = nonces.withLockedValue({ $0.removeValue(forKey: form.first(named: "code") ?? "") }) else {
                 return .json(#"{"error": "invalid_grant"}"#, status: 400)
             }
             let refresh = "refresh-" + UUID().uuidString
-            refreshTokens.withLock { _ = $0.insert(refresh) }
+            refreshTokens.withLockedValue { _ = $0.insert(refresh) }
             return .json(
                 #"{"access_token": "\#(access)", "id_token": "\#(await idToken(nonce: nonce))", "#
                     + #""refresh_token": "\#(refresh)", "token_type": "Bearer", "expires_in": 3600}"#)
         case "/oauth2/userInfo":
             let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
-            guard accessTokens.withLock({ $0.contains(token) }) else {
+            guard accessTokens.withLockedValue({ $0.contains(token) }) else {
                 return TestResponse(status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
             }
             return .json(
@@ -129,7 +129,7 @@ final class FakeCognito: Sendable {
                     + #""username": "6f1c7a2e-cognito-user"}"#)
         case "/oauth2/revoke":
             let token = form.first(named: "token") ?? ""
-            if refreshTokens.withLock({ $0.remove(token) }) != nil { return TestResponse(status: 200) }
+            if refreshTokens.withLockedValue({ $0.remove(token) }) != nil { return TestResponse(status: 200) }
             return .json(#"{"error": "unsupported_token_type"}"#, status: 400)
         case "/logout":
             guard query.first(named: "client_id") == "cognito-client",
@@ -143,7 +143,7 @@ final class FakeCognito: Sendable {
         case "/eu-west-1_TestPool/resource":
             // A resource server behind the pool (API Gateway with a Cognito authorizer).
             let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
-            guard accessTokens.withLock({ $0.contains(token) }) else {
+            guard accessTokens.withLockedValue({ $0.contains(token) }) else {
                 return .json(#"{"message": "Unauthorized"}"#, status: 401)
             }
             return .json(#"{"items": ["from the API"]}"#)

@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 import HTTPTypes
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
 import NativeAuthGitHub
-import Synchronization
 import TestSupport
 import Testing
 
@@ -21,14 +21,14 @@ final class FakeGitHub: Sendable {
     }
 
     let server: TestHTTPServer
-    private let settings: Mutex<Settings>
-    private let requests = Mutex<[(path: String, form: [FormField], accept: String?)]>([])
-    private let validTokens = Mutex<Set<String>>([])
-    private let validRefresh = Mutex<Set<String>>([])
+    private let settings: NIOLockedValueBox<Settings>
+    private let requests = NIOLockedValueBox<[(path: String, form: [FormField], accept: String?)]>([])
+    private let validTokens = NIOLockedValueBox<Set<String>>([])
+    private let validRefresh = NIOLockedValueBox<Set<String>>([])
 
     private init(server: TestHTTPServer, settings: Settings) {
         self.server = server
-        self.settings = Mutex(settings)
+        self.settings = NIOLockedValueBox(settings)
     }
 
     static func start(_ settings: Settings = Settings()) async throws -> FakeGitHub {
@@ -43,14 +43,18 @@ final class FakeGitHub: Sendable {
     }
 
     var host: String { server.url("").absoluteString }
-    func form(of path: String) -> [[FormField]] { requests.withLock { $0.filter { $0.path == path }.map(\.form) } }
-    func accepts(of path: String) -> [String?] { requests.withLock { $0.filter { $0.path == path }.map(\.accept) } }
+    func form(of path: String) -> [[FormField]] {
+        requests.withLockedValue { $0.filter { $0.path == path }.map(\.form) }
+    }
+    func accepts(of path: String) -> [String?] {
+        requests.withLockedValue { $0.filter { $0.path == path }.map(\.accept) }
+    }
 
     private func answer(_ request: TestRequest) -> TestResponse {
         let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
         let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
-        requests.withLock { $0.append((path, form, request.header("Accept"))) }
-        let settings = settings.withLock { $0 }
+        requests.withLockedValue { $0.append((path, form, request.header("Accept"))) }
+        let settings = settings.withLockedValue { $0 }
         let json = request.header("Accept")?.contains("application/json") == true && !settings.alwaysForm
         func reply(_ fields: [(String, String)]) -> TestResponse {
             if json {
@@ -71,11 +75,11 @@ final class FakeGitHub: Sendable {
         }
         func tokens() -> TestResponse {
             let access = "gho_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
-            validTokens.withLock { _ = $0.insert(access) }
+            validTokens.withLockedValue { _ = $0.insert(access) }
             var fields = [("access_token", access), ("token_type", "bearer"), ("scope", "repo,read:org")]
             if settings.expiring {
                 let refresh = "ghr_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
-                validRefresh.withLock { _ = $0.insert(refresh) }
+                validRefresh.withLockedValue { _ = $0.insert(refresh) }
                 fields += [
                     ("expires_in", "28800"), ("refresh_token", refresh), ("refresh_token_expires_in", "15897600"),
                 ]
@@ -101,7 +105,7 @@ final class FakeGitHub: Sendable {
             ])
         case "/login/oauth/access_token":
             if form.first(named: "grant_type") == "urn:ietf:params:oauth:grant-type:device_code" {
-                let next = self.settings.withLock { $0.devicePolls.isEmpty ? "" : $0.devicePolls.removeFirst() }
+                let next = self.settings.withLockedValue { $0.devicePolls.isEmpty ? "" : $0.devicePolls.removeFirst() }
                 switch next {
                 case "": return tokens()
                 case "slow_down": return reply([("error", "slow_down"), ("interval", "6")])
@@ -113,7 +117,9 @@ final class FakeGitHub: Sendable {
             }
             if form.first(named: "grant_type") == "refresh_token" {
                 let token = form.first(named: "refresh_token") ?? ""
-                guard validRefresh.withLock({ $0.remove(token) }) != nil else { return error("bad_refresh_token") }
+                guard validRefresh.withLockedValue({ $0.remove(token) }) != nil else {
+                    return error("bad_refresh_token")
+                }
                 return tokens()
             }
             // The code carries the PKCE challenge (see the presenter); the verifier must match it.
@@ -127,7 +133,7 @@ final class FakeGitHub: Sendable {
             return tokens()
         case "/api/v3/user":
             let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
-            guard validTokens.withLock({ $0.contains(token) }) else {
+            guard validTokens.withLockedValue({ $0.contains(token) }) else {
                 return .json(
                     #"{"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}"#, status: 401
                 )
@@ -265,13 +271,13 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         let github = try await FakeGitHub.start(
             .init(devicePolls: ["authorization_pending", "slow_down", "authorization_pending"]))
         let auth = try authenticator(github)
-        let sleeps = Mutex<[Int]>([])
+        let sleeps = NIOLockedValueBox<[Int]>([])
         let tokens = try await auth.loginWithDevice(
             display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }),
-            sleep: { duration in sleeps.withLock { $0.append(Int(duration.components.seconds)) } }
+            sleep: { duration in sleeps.withLockedValue { $0.append(Int(duration.components.seconds)) } }
         )
         #expect(tokens.accessToken.hasPrefix("gho_"))
-        #expect(sleeps.withLock { $0 } == [1, 1, 6, 6], "slow_down carries GitHub's new interval")
+        #expect(sleeps.withLockedValue { $0 } == [1, 1, 6, 6], "slow_down carries GitHub's new interval")
         let requests = github.form(of: "/login/device/code") + github.form(of: "/login/oauth/access_token")
         #expect(requests.count == 5)
         #expect(requests.allSatisfy { $0.first(named: "client_secret") == nil }, "no secret in the device flow")

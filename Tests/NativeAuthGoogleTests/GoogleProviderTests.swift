@@ -1,9 +1,9 @@
 import Foundation
 import JWTKit
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
 import NativeAuthGoogle
-import Synchronization
 import TestSupport
 import Testing
 
@@ -27,10 +27,10 @@ struct GoogleClaims: JWTPayload {
 final class FakeGoogle: Sendable {
     let server: TestHTTPServer
     let key = ES256PrivateKey()
-    private let log = Mutex<[String]>([])
-    private let codes = Mutex<[String: (nonce: String?, offline: Bool)]>([:])
-    private let refreshTokens = Mutex<Set<String>>([])
-    private let accessTokens = Mutex<Set<String>>([])
+    private let log = NIOLockedValueBox<[String]>([])
+    private let codes = NIOLockedValueBox<[String: (nonce: String?, offline: Bool)]>([:])
+    private let refreshTokens = NIOLockedValueBox<Set<String>>([])
+    private let accessTokens = NIOLockedValueBox<Set<String>>([])
 
     private init(server: TestHTTPServer) { self.server = server }
 
@@ -46,7 +46,7 @@ final class FakeGoogle: Sendable {
     }
 
     var issuer: String { server.url("").absoluteString }
-    var requests: [String] { log.withLock { $0 } }
+    var requests: [String] { log.withLockedValue { $0 } }
 
     private func idToken(nonce: String?) async -> String {
         let keys = JWTKeyCollection()
@@ -63,7 +63,7 @@ final class FakeGoogle: Sendable {
         let path = parts.first.map(String.init) ?? ""
         let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
         let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
-        log.withLock { $0.append(path) }
+        log.withLockedValue { $0.append(path) }
         switch path {
         case "/.well-known/openid-configuration":
             return .json(
@@ -81,7 +81,7 @@ final class FakeGoogle: Sendable {
         case "/o/oauth2/v2/auth":
             let code = "4/" + UUID().uuidString
             let offline = query.first(named: "access_type") == "offline" && query.first(named: "prompt") == "consent"
-            codes.withLock { $0[code] = (query.first(named: "nonce"), offline) }
+            codes.withLockedValue { $0[code] = (query.first(named: "nonce"), offline) }
             let back = FormURLEncoding.encode([
                 FormField("code", code), FormField("state", query.first(named: "state") ?? ""),
             ])
@@ -92,21 +92,21 @@ final class FakeGoogle: Sendable {
                 return .json(#"{"error": "invalid_client", "error_description": "Unauthorized"}"#, status: 401)
             }
             let access = "ya29." + UUID().uuidString
-            accessTokens.withLock { _ = $0.insert(access) }
+            accessTokens.withLockedValue { _ = $0.insert(access) }
             if form.first(named: "grant_type") == "refresh_token" {
-                guard refreshTokens.withLock({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
+                guard refreshTokens.withLockedValue({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
                     return .json(#"{"error": "invalid_grant", "error_description": "Bad Request"}"#, status: 400)
                 }
                 return .json(
                     #"{"access_token": "\#(access)", "expires_in": 3599, "token_type": "Bearer", "scope": "openid"}"#)
             }
-            guard let grant = codes.withLock({ $0.removeValue(forKey: form.first(named: "code") ?? "") }) else {
+            guard let grant = codes.withLockedValue({ $0.removeValue(forKey: form.first(named: "code") ?? "") }) else {
                 return .json(#"{"error": "invalid_grant"}"#, status: 400)
             }
             var refresh = ""
             if grant.offline {
                 let token = "1//" + UUID().uuidString
-                refreshTokens.withLock { _ = $0.insert(token) }
+                refreshTokens.withLockedValue { _ = $0.insert(token) }
                 refresh = #", "refresh_token": "\#(token)""#
             }
             return .json(
@@ -116,13 +116,13 @@ final class FakeGoogle: Sendable {
             return .json(#"{"sub": "110169484474386276334", "email": "user@gmail.test", "email_verified": true}"#)
         case "/drive/v3/about":
             let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
-            guard accessTokens.withLock({ $0.contains(token) }) else {
+            guard accessTokens.withLockedValue({ $0.contains(token) }) else {
                 return TestResponse(
                     status: 401, headers: [("WWW-Authenticate", #"Bearer realm="https://accounts.google.com/""#)])
             }
             return .json(#"{"user": {"emailAddress": "user@gmail.test"}}"#)
         case "/revoke":
-            refreshTokens.withLock { _ = $0.remove(form.first(named: "token") ?? "") }
+            refreshTokens.withLockedValue { _ = $0.remove(form.first(named: "token") ?? "") }
             return TestResponse(status: 200)
         default:
             return .text("not found", status: 404)

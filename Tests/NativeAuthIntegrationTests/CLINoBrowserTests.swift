@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 
@@ -22,24 +22,24 @@ func scriptedDeviceApproval(_ url: URL, userCode: String? = nil, deny: Bool = fa
 /// as a person on another device would, while the authenticator polls.
 final class ScriptedDeviceDisplay: DeviceCodeDisplay {
     let deny: Bool
-    private let approval = Mutex<Task<Void, any Error>?>(nil)
-    private let shown = Mutex<DeviceAuthorization?>(nil)
+    private let approval = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+    private let shown = NIOLockedValueBox<DeviceAuthorization?>(nil)
 
     init(deny: Bool = false) { self.deny = deny }
 
-    var authorization: DeviceAuthorization? { shown.withLock { $0 } }
+    var authorization: DeviceAuthorization? { shown.withLockedValue { $0 } }
 
     func show(_ authorization: DeviceAuthorization) async {
-        shown.withLock { $0 = authorization }
+        shown.withLockedValue { $0 = authorization }
         let deny = deny
         let url = authorization.verificationURIComplete ?? authorization.verificationURI
-        approval.withLock { $0 = Task { try await scriptedDeviceApproval(url, deny: deny) } }
+        approval.withLockedValue { $0 = Task { try await scriptedDeviceApproval(url, deny: deny) } }
     }
 
     /// Waits until the code was shown and the scripted browser is done; rethrows its failure.
     func finished() async throws {
         while true {
-            if let task = approval.withLock({ $0 }) { return try await task.value }
+            if let task = approval.withLockedValue({ $0 }) { return try await task.value }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
@@ -81,24 +81,24 @@ func sandboxCallback(for authorizationURL: URL) async throws -> URL {
 
 /// Watches what a presenter prints and hands out the authorization URLs it printed.
 final class PrintedURLs: Sendable {
-    private let urls = Mutex<[URL]>([])
-    private let lines = Mutex<[String]>([])
+    private let urls = NIOLockedValueBox<[URL]>([])
+    private let lines = NIOLockedValueBox<[String]>([])
 
     var output: ConsoleOutput {
         ConsoleOutput { line in
-            self.lines.withLock { $0.append(line) }
+            self.lines.withLockedValue { $0.append(line) }
             if line.hasPrefix("http"), line.contains("/authorize"), let url = URL(string: line) {
-                self.urls.withLock { $0.append(url) }
+                self.urls.withLockedValue { $0.append(url) }
             }
         }
     }
 
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
 
     /// The first authorization URL printed, once it is.
     func authorizationURL() async throws -> URL {
         while true {
-            if let url = urls.withLock({ $0.first }) { return url }
+            if let url = urls.withLockedValue({ $0.first }) { return url }
             try await Task.sleep(for: .milliseconds(10))
         }
     }

@@ -2,9 +2,9 @@ import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
 import NativeAuthTesting
-import Synchronization
 import Testing
 
 /// A person at the approval page: loads it, picks a user, clicks Approve or Deny, and follows the
@@ -15,14 +15,14 @@ struct ClickingBrowser: BrowserOpener {
     let pages = PageLog()
 
     final class PageLog: Sendable {
-        let html = Mutex<[String]>([])
+        let html = NIOLockedValueBox<[String]>([])
     }
 
     func open(_ url: URL) async throws {
         let transport = URLSessionTransport()
         let (response, body) = try await transport.send(HTTPRequest(method: .get, url: url), body: nil)
         let page = String(decoding: body, as: UTF8.self)
-        pages.html.withLock { $0.append(page) }
+        pages.html.withLockedValue { $0.append(page) }
         guard response.status.code == 200, let transaction = Self.value(of: "transaction", in: page) else {
             return try await RedirectFollowingBrowser().open(url)
         }
@@ -97,7 +97,7 @@ func raw(
         let browser = ClickingBrowser(user: "bob")
         let tokens = try await authenticator(sandbox).login(presenter: loopback(browser))
         #expect(tokens.subject == "sandbox-user-bob")
-        let page = try #require(browser.pages.html.withLock { $0.first })
+        let page = try #require(browser.pages.html.withLockedValue { $0.first })
         #expect(page.contains("Approve") && page.contains("Deny"))
         #expect(page.contains("<code>openid</code>"))
         await sandbox.stop()
@@ -370,15 +370,15 @@ func raw(
     }
 
     @Test func fakeTransportAnswersWithoutANetwork() async throws {
-        let seen = Mutex<[String]>([])
+        let seen = NIOLockedValueBox<[String]>([])
         let transport = FakeTransport { request, _ in
-            seen.withLock { $0.append(request.path ?? "") }
+            seen.withLockedValue { $0.append(request.path ?? "") }
             return (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), Data("{}".utf8))
         }
         let (response, body) = try await transport.send(
             HTTPRequest(method: .get, url: try #require(URL(string: "https://id.example.test/x"))), body: nil)
         #expect(response.status == .ok)
         #expect(body == Data("{}".utf8))
-        #expect(seen.withLock { $0 } == ["/x"])
+        #expect(seen.withLockedValue { $0 } == ["/x"])
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 
@@ -18,7 +18,7 @@ private struct DeviceServer {
         let box = IssuerBox()
         let deviceLog = RequestLog()
         let tokenLog = RequestLog()
-        let script = Mutex(polls)
+        let script = NIOLockedValueBox(polls)
         let server = try await TestHTTPServer.start { request in
             let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
             let body = String(decoding: request.body, as: UTF8.self)
@@ -36,7 +36,7 @@ private struct DeviceServer {
                     )
             case "/o/token/":
                 tokenLog.record(body)
-                return script.withLock {
+                return script.withLockedValue {
                     $0.isEmpty ? .json(#"{"error": "authorization_pending"}"#, status: 400) : $0.removeFirst()
                 }
             default:
@@ -52,14 +52,14 @@ private struct DeviceServer {
 
 /// A clock that only moves when the device flow sleeps, and the sleeps it was asked for.
 private final class FakeTime: Sendable {
-    private let state = Mutex((now: fixedNow, sleeps: [Duration]()))
+    private let state = NIOLockedValueBox((now: fixedNow, sleeps: [Duration]()))
 
-    var now: Date { state.withLock { $0.now } }
-    var sleeps: [Int] { state.withLock { $0.sleeps.map { Int($0.components.seconds) } } }
+    var now: Date { state.withLockedValue { $0.now } }
+    var sleeps: [Int] { state.withLockedValue { $0.sleeps.map { Int($0.components.seconds) } } }
 
     func sleep(_ duration: Duration) async throws {
         try Task.checkCancellation()
-        state.withLock {
+        state.withLockedValue {
             $0.sleeps.append(duration)
             $0.now = $0.now.addingTimeInterval(TimeInterval(duration.components.seconds))
         }
@@ -68,9 +68,9 @@ private final class FakeTime: Sendable {
 
 /// Records what a display was asked to show.
 private final class RecordingDisplay: DeviceCodeDisplay {
-    private let shown = Mutex<[DeviceAuthorization]>([])
-    var authorizations: [DeviceAuthorization] { shown.withLock { $0 } }
-    func show(_ authorization: DeviceAuthorization) async { shown.withLock { $0.append(authorization) } }
+    private let shown = NIOLockedValueBox<[DeviceAuthorization]>([])
+    var authorizations: [DeviceAuthorization] { shown.withLockedValue { $0 } }
+    func show(_ authorization: DeviceAuthorization) async { shown.withLockedValue { $0.append(authorization) } }
 }
 
 private let pending = TestResponse.json(#"{"error": "authorization_pending"}"#, status: 400)

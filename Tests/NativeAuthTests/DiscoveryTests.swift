@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 
@@ -220,9 +220,9 @@ import Testing
 
 /// The issuer URL, known only once the server has its port.
 final class IssuerBox: Sendable {
-    private let storage = Mutex("")
+    private let storage = NIOLockedValueBox("")
     var value: String {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
+        get { storage.withLockedValue { $0 } }
+        set { storage.withLockedValue { $0 = newValue } }
     }
 }

@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import JWTKit
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 
@@ -43,7 +43,7 @@ private func base64URL(_ data: some Sequence<UInt8>) -> String {
 private final class SigningServer: Sendable {
     let server: TestHTTPServer
     let issuer: String
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     struct State {
         var jwks: [String] = []
@@ -70,14 +70,14 @@ private final class SigningServer: Sendable {
                         extra: #""id_token_signing_alg_values_supported": ["RS256", "ES256", "EdDSA"], "#
                             + #""authorization_response_iss_parameter_supported": true"#))
             case "/o/jwks":
-                let keys = holder.server?.state.withLock { state in
+                let keys = holder.server?.state.withLockedValue { state in
                     state.jwksRequests += 1
                     return state.jwks
                 }
                 return .json(#"{"keys": ["# + (keys ?? []).joined(separator: ", ") + "]}")
             case "/o/token/":
                 guard let signing = holder.server else { return .text("no", status: 500) }
-                let (make, access) = signing.state.withLock { ($0.makeIDToken, $0.accessToken) }
+                let (make, access) = signing.state.withLockedValue { ($0.makeIDToken, $0.accessToken) }
                 // The approving presenter passes the sign-in's nonce as the code; a refresh has none.
                 let code = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)).first(named: "code")
                 let idToken = await make(code.flatMap { $0.hasPrefix("nonce:") ? String($0.dropFirst(6)) : nil })
@@ -94,10 +94,10 @@ private final class SigningServer: Sendable {
         return signing
     }
 
-    var jwksRequests: Int { state.withLock { $0.jwksRequests } }
-    func setKeys(_ keys: [String]) { state.withLock { $0.jwks = keys } }
+    var jwksRequests: Int { state.withLockedValue { $0.jwksRequests } }
+    func setKeys(_ keys: [String]) { state.withLockedValue { $0.jwks = keys } }
     func issue(_ make: @escaping @Sendable (_ nonce: String?) async -> String) {
-        state.withLock { $0.makeIDToken = make }
+        state.withLockedValue { $0.makeIDToken = make }
     }
 
     /// Standard valid claims for `nonce`, with changes.

@@ -1,8 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 
@@ -18,9 +18,9 @@ struct ClosureOpener: BrowserOpener {
 
 /// Collects what a presenter writes for the person.
 final class OutputRecorder: Sendable {
-    private let lines = Mutex<[String]>([])
-    var output: ConsoleOutput { ConsoleOutput { line in self.lines.withLock { $0.append(line) } } }
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+    private let lines = NIOLockedValueBox<[String]>([])
+    var output: ConsoleOutput { ConsoleOutput { line in self.lines.withLockedValue { $0.append(line) } } }
+    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
 }
 
 /// GETs `url` and returns the status and body (no redirects, no cookies).
@@ -47,7 +47,7 @@ func fetch(_ url: URL) async throws -> (Int, String) {
     }
 
     @Test func bindsLoopbackAndCompletesAfterStrayRequests() async throws {
-        let seen = Mutex<[(Int, String)]>([])
+        let seen = NIOLockedValueBox<[(Int, String)]>([])
         let session = try await LoopbackPresenter(configuration: .init(opener: nil, output: OutputRecorder().output))
             .beginSession()
         let redirect = session.redirectURI
@@ -63,14 +63,14 @@ func fetch(_ url: URL) async throws -> (Int, String) {
             let forged = try await fetch(try callback(redirect, "code=evil&state=forged"))
             let real = try await fetch(try callback(redirect, "code=good&state=\(Self.state)"))
             let late = try? await fetch(try callback(redirect, "code=late&state=\(Self.state)"))
-            seen.withLock { $0 = [favicon, forged, real] + (late.map { [$0] } ?? []) }
+            seen.withLockedValue { $0 = [favicon, forged, real] + (late.map { [$0] } ?? []) }
         }
         let response = try await session.authorize(try #require(URL(string: "https://idp.example/authorize"))) {
             handler($0)
         }
         try await browser.value
         #expect(response.code == "good")
-        let answers = seen.withLock { $0 }
+        let answers = seen.withLockedValue { $0 }
         #expect(answers.first?.0 == 404)
         #expect(answers.dropFirst().first?.0 == 400)
         #expect(answers.dropFirst(2).first?.0 == 200)
@@ -198,12 +198,12 @@ func fetch(_ url: URL) async throws -> (Int, String) {
     }
 
     @Test func aSlowBrowserDoesNotBlockTheReceiver() async throws {
-        let opened = Mutex(false)
+        let opened = NIOLockedValueBox(false)
         let session = try await LoopbackPresenter(
             configuration: .init(
                 opener: ClosureOpener { _ in
                     try await Task.sleep(for: .seconds(30))
-                    opened.withLock { $0 = true }
+                    opened.withLockedValue { $0 = true }
                 },
                 output: OutputRecorder().output
             )
@@ -213,6 +213,6 @@ func fetch(_ url: URL) async throws -> (Int, String) {
         let response = try await session.authorize(try #require(URL(string: "https://idp.example/a"))) { handler($0) }
         #expect(response.code == "c")
         #expect(try await browser.value.0 == 200)
-        #expect(!opened.withLock { $0 })
+        #expect(!opened.withLockedValue { $0 })
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 import TestSupport
 import Testing
 
@@ -11,9 +11,9 @@ import Testing
     }
 
     @Test func returnsStatusHeadersAndBodyAndSendsUserAgentAndBody() async throws {
-        let seen = Mutex<TestRequest?>(nil)
+        let seen = NIOLockedValueBox<TestRequest?>(nil)
         let server = try await TestHTTPServer.start { request in
-            seen.withLock { $0 = request }
+            seen.withLockedValue { $0 = request }
             return .json(#"{"ok":true}"#, status: 201, headers: [("X-Test", "1")])
         }
         let transport = URLSessionTransport()
@@ -29,7 +29,7 @@ import Testing
         #expect(response.headerFields[HTTPField.Name("X-Test")!] == "1")
         #expect(response.isJSON)
         #expect(String(decoding: body, as: UTF8.self) == #"{"ok":true}"#)
-        let received = try #require(seen.withLock { $0 })
+        let received = try #require(seen.withLockedValue { $0 })
         #expect(received.method == "POST")
         #expect(received.uri == "/token")
         #expect(received.header("User-Agent") == "NativeAuth/\(NativeAuthVersion.current)")
@@ -40,9 +40,9 @@ import Testing
     /// hand back at once: FoundationNetworking waited for the whole timeout on `Basic` before.
     @Test(arguments: [#"Basic realm="id""#, #"Digest realm="id", nonce="n""#, #"Bearer error="invalid_token""#])
     func aChallengeIsReturnedAtOnce(challenge: String) async throws {
-        let calls = Mutex(0)
+        let calls = NIOLockedValueBox(0)
         let server = try await TestHTTPServer.start { _ in
-            calls.withLock { $0 += 1 }
+            calls.withLockedValue { $0 += 1 }
             return .json(#"{"error": "invalid_client"}"#, status: 401, headers: [("WWW-Authenticate", challenge)])
         }
         let transport = URLSessionTransport(configuration: .init(timeout: .seconds(5)))
@@ -53,7 +53,7 @@ import Testing
         #expect(response.status.code == 401)
         #expect(response.headerFields[.wwwAuthenticate] == challenge)
         #expect(String(decoding: body, as: UTF8.self).contains("invalid_client"))
-        #expect(calls.withLock { $0 } == 1, "no retry with other credentials")
+        #expect(calls.withLockedValue { $0 } == 1, "no retry with other credentials")
     }
 
     @Test func aSlowServerEndsInTimeout() async throws {
@@ -105,9 +105,9 @@ import Testing
     }
 
     @Test func aRedirectIsReturnedNotFollowed() async throws {
-        let paths = Mutex<[String]>([])
+        let paths = NIOLockedValueBox<[String]>([])
         let server = try await TestHTTPServer.start { request in
-            paths.withLock { $0.append(request.uri) }
+            paths.withLockedValue { $0.append(request.uri) }
             if request.uri == "/start" {
                 return TestResponse(status: 302, headers: [("Location", "/elsewhere")])
             }
@@ -117,7 +117,7 @@ import Testing
         await server.stop()
         #expect(response.status.code == 302)
         #expect(response.headerFields[.location] == "/elsewhere")
-        #expect(paths.withLock { $0 } == ["/start"])
+        #expect(paths.withLockedValue { $0 } == ["/start"])
     }
 
     @Test func a503IsReturnedAndMapsToARetryableServerError() async throws {

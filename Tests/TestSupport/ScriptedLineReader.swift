@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 public import NativeAuth
-import Synchronization
 
 /// A ``LineReader`` fed by the test: lines (or the end of the input) are queued with `feed`, and a
 /// read waits until one arrives. It counts reads that were cancelled while waiting, so tests can
@@ -12,16 +12,16 @@ public final class ScriptedLineReader: LineReader {
         var reads = 0
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Creates a reader with `lines` queued; `nil` is the end of the input.
     public init(_ lines: [String?] = []) {
-        state.withLock { $0.queue = lines }
+        state.withLockedValue { $0.queue = lines }
     }
 
     /// Queues a line, or the end of the input (`nil`), waking a waiting read.
     public func feed(_ line: String?) {
-        state.withLock { state in
+        state.withLockedValue { state in
             if let waiter = state.waiter {
                 state.waiter = nil
                 waiter.resume(returning: line)
@@ -33,16 +33,16 @@ public final class ScriptedLineReader: LineReader {
     }
 
     /// How many reads were cancelled while waiting.
-    public var cancellations: Int { state.withLock { $0.cancellations } }
+    public var cancellations: Int { state.withLockedValue { $0.cancellations } }
     /// How many reads were made.
-    public var reads: Int { state.withLock { $0.reads } }
+    public var reads: Int { state.withLockedValue { $0.reads } }
     /// Whether a read is waiting now.
-    public var isWaiting: Bool { state.withLock { $0.waiter != nil } }
+    public var isWaiting: Bool { state.withLockedValue { $0.waiter != nil } }
 
     public func readLine() async throws -> String? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                state.withLock { state in
+                state.withLockedValue { state in
                     state.reads += 1
                     if let first = state.queue.first {
                         // The end of the input stays queued: every later read sees it too.
@@ -57,7 +57,7 @@ public final class ScriptedLineReader: LineReader {
                 }
             }
         } onCancel: {
-            state.withLock { state in
+            state.withLockedValue { state in
                 guard let waiter = state.waiter else { return }
                 state.waiter = nil
                 state.cancellations += 1

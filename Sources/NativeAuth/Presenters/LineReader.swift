@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Synchronization
+internal import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -109,7 +109,7 @@ public struct StandardInputLineReader: LineReader {
 /// A pipe that wakes a blocked `poll`; closed once, by the reading thread, after which signalling
 /// does nothing (the descriptors may already belong to someone else).
 private final class WakePipe: Sendable {
-    private let descriptors: Mutex<(read: Int32, write: Int32)?>
+    private let descriptors: NIOLockedValueBox<(read: Int32, write: Int32)?>
     let readEnd: Int32
 
     init() throws {
@@ -117,12 +117,12 @@ private final class WakePipe: Sendable {
         guard pipe(&ends) == 0 else {
             throw AuthError(.loginCancelled, "cannot create a pipe (\(String(cString: strerror(errno))))")
         }
-        descriptors = Mutex((ends[0], ends[1]))
+        descriptors = NIOLockedValueBox((ends[0], ends[1]))
         readEnd = ends[0]
     }
 
     func signal() {
-        descriptors.withLock { ends in
+        descriptors.withLockedValue { ends in
             guard let ends else { return }
             var byte: UInt8 = 1
             _ = write(ends.write, &byte, 1)
@@ -130,7 +130,7 @@ private final class WakePipe: Sendable {
     }
 
     func close() {
-        descriptors.withLock { ends in
+        descriptors.withLockedValue { ends in
             guard let open = ends else { return }
             #if canImport(Glibc)
                 _ = Glibc.close(open.read)

@@ -1,6 +1,6 @@
 internal import Foundation
+internal import NIOConcurrencyHelpers
 internal import NIOCore
-internal import Synchronization
 
 /// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
 /// command-line tools on a machine with a browser.
@@ -135,13 +135,13 @@ struct LoopbackSession: UserAgentSession {
         // The opener runs on its own and is not cancelled: it may be inside an API whose
         // cancellation handler deadlocks on Linux (URLSession's), and a browser launch is harmless.
         // It only must not print the URL once the sign-in is over.
-        let finished = Mutex(false)
+        let finished = NIOLockedValueBox(false)
         if let opener = configuration.opener {
             Task {
                 do {
                     try await opener.open(authorizationURL)
                 } catch {
-                    guard !finished.withLock({ $0 }) else { return }
+                    guard !finished.withLockedValue({ $0 }) else { return }
                     output.write("Could not open a browser. Open this URL to sign in:")
                     output.write(authorizationURL.absoluteString)
                 }
@@ -151,7 +151,7 @@ struct LoopbackSession: UserAgentSession {
             output.write(authorizationURL.absoluteString)
             output.write(receiver.portForwardingHint)
         }
-        defer { finished.withLock { $0 = true } }
+        defer { finished.withLockedValue { $0 = true } }
         return try await waitForCallback()
     }
 

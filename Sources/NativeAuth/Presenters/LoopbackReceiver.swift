@@ -1,8 +1,8 @@
 internal import Foundation
+internal import NIOConcurrencyHelpers
 package import NIOCore
 package import NIOHTTP1
 internal import NIOPosix
-internal import Synchronization
 
 /// An HTTP/1.1 listener on the loopback interface that receives the authorization callback
 /// (RFC 8252 §7.3), built on SwiftNIO.
@@ -236,7 +236,7 @@ package final class ConnectionHandlers: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let limits: Limits?
 
     /// A registry; `limits` `nil` leaves connections unbounded (test servers under load).
@@ -248,7 +248,7 @@ package final class ConnectionHandlers: Sendable {
     package func register(_ connection: Connection) {
         let channel = connection.channel
         let id = ObjectIdentifier(channel)
-        let (closed, evicted) = state.withLock { state -> (Bool, (any Channel)?) in
+        let (closed, evicted) = state.withLockedValue { state -> (Bool, (any Channel)?) in
             guard !state.closed else { return (true, nil) }
             state.unclaimed[id] = connection
             guard let limits else { return (false, nil) }
@@ -269,37 +269,39 @@ package final class ConnectionHandlers: Sendable {
         let deadline = channel.eventLoop.scheduleTask(in: limits.lifetime) { channel.close(mode: .all, promise: nil) }
         channel.closeFuture.whenComplete { [weak self] _ in
             deadline.cancel()
-            _ = self?.state.withLock { $0.open.removeValue(forKey: id) }
+            _ = self?.state.withLockedValue { $0.open.removeValue(forKey: id) }
         }
     }
 
     /// Starts handling a connection from the accept loop.
     package func add(_ connection: Connection, _ body: @escaping @Sendable () async -> Void) {
-        state.withLock { state in
+        state.withLockedValue { state in
             let id = state.nextTask
             state.nextTask += 1
             // The task cannot finish before it is in the table: it takes the same lock first.
             state.tasks[id] = Task {
-                _ = self.state.withLock { $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel)) }
+                _ = self.state.withLockedValue {
+                    $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel))
+                }
                 await body()
-                _ = self.state.withLock { $0.tasks.removeValue(forKey: id) }
+                _ = self.state.withLockedValue { $0.tasks.removeValue(forKey: id) }
             }
         }
     }
 
     /// Handlers still running (each removes itself when it is done).
-    package var runningHandlers: Int { state.withLock { $0.tasks.count } }
+    package var runningHandlers: Int { state.withLockedValue { $0.tasks.count } }
 
     /// Cancels the handlers, waits for them, and closes every connection nobody handled.
     package func closeAll() async {
-        let running = state.withLock { state in
+        let running = state.withLockedValue { state in
             state.closed = true
             defer { state.tasks.removeAll() }
             return Array(state.tasks.values)
         }
         for task in running { task.cancel() }
         for task in running { await task.value }
-        let leftovers = state.withLock { state in
+        let leftovers = state.withLockedValue { state in
             defer { state.unclaimed.removeAll() }
             return Array(state.unclaimed.values)
         }

@@ -1,6 +1,6 @@
 public import Foundation
 public import LenientJSON
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An OpenID provider that runs in your process on 127.0.0.1: sign-in, refresh, the device flow,
 /// userinfo, revocation and logout against a real server over real HTTP, with no account, no
@@ -276,7 +276,7 @@ public final class SandboxAuthorizationServer: Sendable {
             await core.handle(request)
         }
         let issuer = http.url("").absoluteString
-        core.state.withLock { $0.issuer = issuer }
+        core.state.withLockedValue { $0.issuer = issuer }
         return SandboxAuthorizationServer(http: http, core: core)
     }
 
@@ -296,14 +296,14 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// Whether authorization requests and device codes are approved at once (no page).
     public var autoApprove: Bool {
-        get { core.state.withLock { $0.autoApprove } }
-        set { core.state.withLock { $0.autoApprove = newValue } }
+        get { core.state.withLockedValue { $0.autoApprove } }
+        set { core.state.withLockedValue { $0.autoApprove = newValue } }
     }
 
     /// Whether refresh tokens rotate.
     public var rotatesRefreshTokens: Bool {
-        get { core.state.withLock { $0.rotateRefreshTokens } }
-        set { core.state.withLock { $0.rotateRefreshTokens = newValue } }
+        get { core.state.withLockedValue { $0.rotateRefreshTokens } }
+        set { core.state.withLockedValue { $0.rotateRefreshTokens = newValue } }
     }
 
     /// How many requests an endpoint received (failed ones included).
@@ -311,7 +311,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     public func requestCount(_ endpoint: Endpoint) -> Int {
-        core.state.withLock { $0.requestCounts[endpoint, default: 0] }
+        core.state.withLockedValue { $0.requestCounts[endpoint, default: 0] }
     }
 
     /// How many token requests asked for a grant type (failed ones included).
@@ -319,7 +319,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter grant: The grant type.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     public func grantCount(_ grant: Grant) -> Int {
-        core.state.withLock { $0.grantCounts[grant, default: 0] }
+        core.state.withLockedValue { $0.grantCounts[grant, default: 0] }
     }
 
     /// How many error answers carried an OAuth error code (`invalid_grant`, `slow_down`, …), counted
@@ -328,15 +328,15 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter code: The `error` member of the answer.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     public func errorCount(_ code: String) -> Int {
-        core.state.withLock { $0.errorCounts[code, default: 0] }
+        core.state.withLockedValue { $0.errorCounts[code, default: 0] }
     }
 
     /// Every endpoint's request count, for reports.
-    public var requestCounts: [Endpoint: Int] { core.state.withLock { $0.requestCounts } }
+    public var requestCounts: [Endpoint: Int] { core.state.withLockedValue { $0.requestCounts } }
 
     /// Sets every counter back to zero.
     public func resetCounts() {
-        core.state.withLock { state in
+        core.state.withLockedValue { state in
             state.requestCounts = [:]
             state.grantCounts = [:]
             state.errorCounts = [:]
@@ -351,7 +351,7 @@ public final class SandboxAuthorizationServer: Sendable {
     ///   - failure: What they answer.
     public func failNext(_ count: Int, _ endpoint: Endpoint, with failure: Failure) {
         guard count > 0 else { return }
-        core.state.withLock {
+        core.state.withLockedValue {
             $0.failures[endpoint, default: []].append(contentsOf: repeatElement(failure, count: count))
         }
     }
@@ -362,13 +362,13 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter retainPrevious: Whether the old keys stay published.
     /// - Throws: When a key cannot be made.
     public func rotateSigningKey(retainPrevious: Bool = true) throws {
-        let algorithm = core.state.withLock { $0.signer.algorithm }
+        let algorithm = core.state.withLockedValue { $0.signer.algorithm }
         let entry = try SandboxSigner.makeKey(algorithm)
-        core.state.withLock { $0.signer.add(entry, retainPrevious: retainPrevious) }
+        core.state.withLockedValue { $0.signer.add(entry, retainPrevious: retainPrevious) }
     }
 
     /// The key id that signs now.
-    public var currentKeyID: String { core.state.withLock { $0.signer.currentKeyID } }
+    public var currentKeyID: String { core.state.withLockedValue { $0.signer.currentKeyID } }
 
     /// Approves a device code, as a person on the verification page would.
     ///
@@ -390,7 +390,7 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// Revokes every access and refresh token, as if the person signed out everywhere.
     public func revokeAllTokens() {
-        core.state.withLock { state in
+        core.state.withLockedValue { state in
             state.accessTokens.removeAll()
             state.refreshTokens.removeAll()
         }

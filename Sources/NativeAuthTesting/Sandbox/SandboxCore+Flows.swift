@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 
 extension SandboxCore {
     // MARK: Authorization
@@ -56,11 +56,11 @@ extension SandboxCore {
                 issuer: issuer)
         }
         if pending.scopes.isEmpty { pending.scopes = ["openid"] }
-        if state.withLock({ $0.autoApprove }), let user = configuration.users.first {
+        if state.withLockedValue({ $0.autoApprove }), let user = configuration.users.first {
             return approve(pending, user: user, issuer: issuer)
         }
         let transaction = SecureRandom.token()
-        state.withLock { $0.pending[transaction] = pending }
+        state.withLockedValue { $0.pending[transaction] = pending }
         return approvalPage(pending, transaction: transaction)
     }
 
@@ -72,7 +72,7 @@ extension SandboxCore {
             nonce: pending.nonce, family: SecureRandom.token(bytes: 12)
         )
         let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
-        state.withLock {
+        state.withLockedValue {
             $0.codes[code] = IssuedCode(request: pending, authorization: authorization, expiresAt: expiry)
         }
         return redirect(pending, [FormField("code", code)], issuer: issuer)
@@ -81,7 +81,7 @@ extension SandboxCore {
     /// The approval page's form: `transaction`, `decision` (`approve` or `deny`), `user`.
     func decide(_ request: TestRequest) -> TestResponse {
         let form = request.form
-        let pending = state.withLock { $0.pending.removeValue(forKey: form.first(named: "transaction") ?? "") }
+        let pending = state.withLockedValue { $0.pending.removeValue(forKey: form.first(named: "transaction") ?? "") }
         guard let pending else {
             return page(
                 status: 400, title: "This request has expired",
@@ -118,7 +118,7 @@ extension SandboxCore {
 
     func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
         // A code is used at most once, whatever happens next.
-        let issued = state.withLock { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
+        let issued = state.withLockedValue { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
         guard let issued, issued.expiresAt > now else {
             return oauthError("invalid_grant", "the authorization code is unknown, expired or already used")
         }
@@ -142,7 +142,8 @@ extension SandboxCore {
     func refresh(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
         let token = form.first(named: "refresh_token") ?? ""
         let now = now
-        let (record, rotate) = state.withLock { state in (state.refreshTokens[token], state.rotateRefreshTokens) }
+        let (record, rotate) = state.withLockedValue { state in (state.refreshTokens[token], state.rotateRefreshTokens)
+        }
         guard var record, record.expiresAt.map({ $0 > now }) ?? true else {
             return oauthError("invalid_grant", "the refresh token is unknown, expired, revoked or already rotated")
         }
@@ -158,7 +159,7 @@ extension SandboxCore {
         }
         if rotate {
             // Retire the old token; a second refresh with it is refused.
-            let removed = state.withLock { $0.refreshTokens.removeValue(forKey: token) }
+            let removed = state.withLockedValue { $0.refreshTokens.removeValue(forKey: token) }
             guard removed != nil else {
                 return oauthError("invalid_grant", "the refresh token was already rotated")
             }
@@ -192,13 +193,13 @@ extension SandboxCore {
             if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
             let digest = SHA256.hash(data: Data(access.utf8))
             claims["at_hash"] = .string(Base64URL.encode(Array(digest).prefix(16)))
-            guard let idToken = try? state.withLock({ try $0.signer.sign(claims) }) else {
+            guard let idToken = try? state.withLockedValue({ try $0.signer.sign(claims) }) else {
                 return oauthError("server_error", "the ID token could not be signed", status: 500)
             }
             answer["id_token"] = .string(idToken)
         }
         let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.timeInterval) }
-        state.withLock { state in
+        state.withLockedValue { state in
             state.accessTokens[access] = AccessToken(
                 authorization: authorization, expiresAt: now.addingTimeInterval(lifetime))
             if let refresh {
@@ -209,7 +210,7 @@ extension SandboxCore {
     }
 
     /// The issuer, for ID tokens (set when the server has its port).
-    var issuer: String { state.withLock { $0.issuer } }
+    var issuer: String { state.withLockedValue { $0.issuer } }
 
     // MARK: Revocation and logout
 
@@ -218,7 +219,7 @@ extension SandboxCore {
     }
 
     func revoke(_ token: String, client: SandboxAuthorizationServer.Client) -> TestResponse {
-        state.withLock { state in
+        state.withLockedValue { state in
             if let record = state.refreshTokens[token], record.authorization.clientID == client.id {
                 // Revoking a refresh token ends its whole sign-in (RFC 7009 §2.1 allows it).
                 let family = record.authorization.family
@@ -276,13 +277,13 @@ extension SandboxCore {
         let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
         let lifetime = configuration.deviceCodeLifetime.timeInterval
         let interval = configuration.devicePollingInterval.timeInterval
-        let autoApprove = state.withLock { $0.autoApprove }
+        let autoApprove = state.withLockedValue { $0.autoApprove }
         let record = DeviceCode(
             clientID: client.id, scopes: scopes, userCode: userCode, expiresAt: now.addingTimeInterval(lifetime),
             interval: interval, lastPoll: nil,
             status: autoApprove ? .approved(subject: configuration.users[0].subject) : .pending
         )
-        state.withLock { state in
+        state.withLockedValue { state in
             state.deviceCodes[deviceCode] = record
             state.userCodes[Self.normalize(userCode)] = deviceCode
         }
@@ -310,7 +311,7 @@ extension SandboxCore {
             case error(String, String)
             case approved(DeviceCode, subject: String)
         }
-        let outcome: Outcome = state.withLock { state in
+        let outcome: Outcome = state.withLockedValue { state in
             guard var record = state.deviceCodes[deviceCode], record.clientID == client.id else {
                 return .error("invalid_grant", "the device code is unknown")
             }
@@ -346,7 +347,7 @@ extension SandboxCore {
     func decideDevice(userCode: String, approve: Bool, username: String?) throws {
         guard let user = user(username) else { throw SandboxError(description: "no user named \(username ?? "")") }
         let now = now
-        try state.withLock { state in
+        try state.withLockedValue { state in
             guard let deviceCode = state.userCodes[Self.normalize(userCode)],
                 var record = state.deviceCodes[deviceCode],
                 record.expiresAt > now

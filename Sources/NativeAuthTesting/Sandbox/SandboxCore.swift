@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import LenientJSON
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 
 /// The sandbox's state and its answers; `SandboxAuthorizationServer` is the public face.
 final class SandboxCore: Sendable {
@@ -82,13 +82,13 @@ final class SandboxCore: Sendable {
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
 
     init(configuration: SandboxAuthorizationServer.Configuration) throws {
         guard !configuration.users.isEmpty else { throw SandboxError(description: "the sandbox needs a user") }
         guard !configuration.clients.isEmpty else { throw SandboxError(description: "the sandbox needs a client") }
         self.configuration = configuration
-        state = Mutex(
+        state = NIOLockedValueBox(
             State(
                 autoApprove: configuration.autoApprove,
                 rotateRefreshTokens: configuration.rotateRefreshTokens,
@@ -114,7 +114,7 @@ final class SandboxCore: Sendable {
         let endpoint: Endpoint? =
             path == "/.well-known/oauth-authorization-server" ? .discovery : Endpoint(rawValue: path)
         guard let endpoint else { return .text("not found", status: 404) }
-        let failure: Failure? = state.withLock { state in
+        let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
             if endpoint == .token, let grant = Grant(rawValue: request.form.first(named: "grant_type") ?? "") {
                 state.grantCounts[grant, default: 0] += 1
@@ -138,7 +138,7 @@ final class SandboxCore: Sendable {
         var response = answer(endpoint, request)
         response.delay = delay
         if response.status >= 400, let code = try? JSONValue.parse(response.body).objectValue?["error"]?.stringValue {
-            state.withLock { $0.errorCounts[code, default: 0] += 1 }
+            state.withLockedValue { $0.errorCounts[code, default: 0] += 1 }
         }
         return response
     }
@@ -148,7 +148,7 @@ final class SandboxCore: Sendable {
         case (.discovery, "GET"): return json(discovery(request.serverURL.absoluteString))
         case (.jwks, "GET"):
             do {
-                return json(try state.withLock { try $0.signer.jwks() })
+                return json(try state.withLockedValue { try $0.signer.jwks() })
             } catch {
                 return .text("cannot publish the keys", status: 500)
             }
@@ -197,7 +197,7 @@ final class SandboxCore: Sendable {
             "grant_types_supported": .array(Grant.allCases.map { .string($0.rawValue) }),
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": .array([
-                .string(state.withLock { $0.signer.algorithm.rawValue })
+                .string(state.withLockedValue { $0.signer.algorithm.rawValue })
             ]),
             "scopes_supported": .array(configuration.scopesSupported.map { .string($0) }),
             "claims_supported": [
@@ -256,7 +256,7 @@ final class SandboxCore: Sendable {
         guard let header = request.header("Authorization"), header.lowercased().hasPrefix("bearer ") else { return nil }
         let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         let now = now
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard let record = state.accessTokens[token] else { return nil }
             guard record.expiresAt > now else {
                 state.accessTokens[token] = nil

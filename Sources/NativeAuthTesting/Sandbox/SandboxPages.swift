@@ -1,6 +1,5 @@
 import Foundation
 import NativeAuth
-import Synchronization
 
 /// The pages a person sees: static markup, every reflected value escaped.
 extension SandboxCore {

@@ -1,13 +1,13 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 
 /// Counts requests per path on a test server.
 final class RequestLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = NIOLockedValueBox<[String]>([])
 
-    func record(_ path: String) { entries.withLock { $0.append(path) } }
-    var paths: [String] { entries.withLock { $0 } }
+    func record(_ path: String) { entries.withLockedValue { $0.append(path) } }
+    var paths: [String] { entries.withLockedValue { $0 } }
     func count(_ path: String) -> Int { paths.filter { $0 == path }.count }
 }
 
