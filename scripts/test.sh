@@ -5,8 +5,9 @@
 #   2. builds everything, tests included
 #   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
 #      and runs the test suite against it and against local test servers; stops it afterwards
-#      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then checks
-#      the sandbox authorization server (NativeAuthTesting) with Python's Authlib
+#      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
+#      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
+#      server (NativeAuthTesting) with Python's Authlib
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
 #   5. lints Sources, Tests, Samples, Plugins, Benchmarks and Fuzz with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
@@ -53,6 +54,20 @@ NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 swift test --skip-
 log "running the stress tests on their own (10,000 hostile requests to the loopback receiver; 1,000 kill -9 of a token store writer)"
 NATIVEAUTH_STRESS_TESTS=1 timeout --kill-after=30 900 swift test --skip-build \
     --filter 'LoopbackAbuseTests|FileTokenStoreCrashTests'
+
+# Each sanitizer builds in a scratch path of its own, so the plain build above stays as it is. The
+# test server is still running: the integration tests run under the sanitizers too.
+log "the test suite under ThreadSanitizer"
+swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \
+    swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+# LeakSanitizer is off: at exit it reports what libcurl (FoundationNetworking), XCTest and
+# swift-crypto's RSA code never free, in every process; memory errors are all still caught.
+log "the test suite under AddressSanitizer"
+swift build --build-tests --sanitize=address --scratch-path .build-asan
+ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \
+    swift test --skip-build --sanitize=address --scratch-path .build-asan
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
 nativeauth="$(swift build --show-bin-path)/nativeauth"

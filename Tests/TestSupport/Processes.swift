@@ -1,6 +1,6 @@
 public import Foundation
+import NIOConcurrencyHelpers
 import NativeAuth
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -53,7 +53,8 @@ public func cliPath(_ name: String) -> String {
     return directory.appendingPathComponent(name).path
 }
 
-/// Runs a command with exactly `environment` (plus PATH and HOME) and no standard input.
+/// Runs a command with exactly `environment` (plus PATH, HOME and the sanitizers' settings) and no
+/// standard input.
 public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws
     -> CommandResult
 {
@@ -62,10 +63,10 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
 
 /// A value shared between threads.
 public final class Shared<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    public init(_ value: Value) { storage = Mutex(value) }
-    public var value: Value { storage.withLock { $0 } }
-    public func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
+    private let storage: NIOLockedValueBox<Value>
+    public init(_ value: Value) { storage = NIOLockedValueBox(value) }
+    public var value: Value { storage.withLockedValue { $0 } }
+    public func update(_ body: (inout Value) -> Void) { storage.withLockedValue { body(&$0) } }
 }
 
 /// A command running with pipes on all three streams: the test reads its stderr as it comes and
@@ -84,6 +85,11 @@ public final class RunningCommand: Sendable {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        // A sanitizer's settings apply to the whole run, the commands it starts included.
+        for (name, value) in ProcessInfo.processInfo.environment
+        where ["ASAN_", "TSAN_", "LSAN_", "UBSAN_"].contains(where: name.hasPrefix) {
+            base[name] = value
+        }
         base.merge(environment) { $1 }
         process.environment = base
         input = Pipe()
