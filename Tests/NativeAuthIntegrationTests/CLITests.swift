@@ -89,7 +89,7 @@ struct CLISignInTests {
         let tokens = try #require(try store.load(key))
 
         let token = try await run(cli, ["token"] + connection)
-        #expect(token.status == 0)
+        #expect(token.status == 0, "\(token.stderr)")
         #expect(token.stdout == tokens.accessToken + "\n")
 
         let api = try await run(cli, ["api", server.issuer.absoluteString + "/userinfo/"] + connection)
@@ -97,14 +97,14 @@ struct CLISignInTests {
         #expect(try JSONValue.parse(api.stdout).objectValue?.string("sub") == tokens.subject)
 
         let relative = try await run(cli, ["api", "userinfo/"] + connection)
-        #expect(relative.status == 0)
+        #expect(relative.status == 0, "\(relative.stderr)")
 
         let missing = try await run(cli, ["api", "/no-such-endpoint/"] + connection)
-        #expect(missing.status == 1)
+        #expect(missing.status == 1, "\(missing.stderr)")
         #expect(missing.stderr.contains("error: request_failed: the API answered HTTP 404"))
 
         let userinfo = try await run(cli, ["userinfo", "--json"] + connection)
-        #expect(userinfo.status == 0)
+        #expect(userinfo.status == 0, "\(userinfo.stderr)")
         #expect(try JSONValue.parse(userinfo.stdout).objectValue?.string("email") == "alice@example.test")
 
         let refresh = try await run(cli, ["refresh"] + connection)
