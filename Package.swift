@@ -188,6 +188,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), "NativeAuth", "NativeAuthTesting",
+                "LenientJSON",
             ],
             path: "Tests/TestSupport"
         ),

@@ -44,22 +44,15 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 do {
                     try await SystemBrowserOpener().open(url)
                 } catch {
-                    FileHandle.standardError.write(
-                        Data("Open this URL to end the session at the provider:\n\(url.absoluteString)\n".utf8))
+                    ConsoleOutput.standardError.write("Open this URL to end the session at the provider:")
+                    ConsoleOutput.standardError.writeURL(url)
                 }
             }
             if noBrowser, let url = result.endSessionURL {
-                // The printed URL leaves out id_token_hint: no token is ever printed. Providers then
-                // ask the person to confirm the logout.
-                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-                let query = components?.percentEncodedQuery
-                components?.percentEncodedQuery = query.map { query in
-                    FormURLEncoding.encode(FormURLEncoding.decode(query).filter { $0.name != "id_token_hint" })
-                }
-                let shown = components?.url ?? url
-                FileHandle.standardError.write(
-                    Data("Open this URL to end the session at the provider:\n\(shown.absoluteString)\n".utf8)
-                )
+                // The printed URL leaves out id_token_hint (ConsoleOutput.writeURL): no token is ever
+                // printed. Providers then ask the person to confirm the logout.
+                ConsoleOutput.standardError.write("Open this URL to end the session at the provider:")
+                ConsoleOutput.standardError.writeURL(url)
             }
             CommandSupport.printLine("Signed out")
             if result.revocationError != nil { throw ExitCode(1) }

@@ -261,6 +261,29 @@ extension Optional {
 }
 
 @Suite struct InitechLoginCLITests {
+    /// Every command at trace level, with a client secret: no token and no secret on screen.
+    @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
+        let initech = try await FakeInitech.start()
+        let directory = try TemporaryDirectory()
+        let secret = "initech-client-secret-8d2e7b"
+        let run = try await runEveryCommand(
+            cliPath("initech-login"),
+            connection: [
+                "--host", initech.host, "--client-id", "initech-cli", "--client-secret", secret, "--client-auth",
+                "post", "--scope",
+                "profile reports", "--store", directory.path + "/store",
+            ],
+            store: directory.path + "/store",
+            apiPath: "/api/reports",
+            environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
+        )
+        #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
+        #expect(run.tokens.count >= 3, "an access and a refresh token, and a new access token")
+        #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
+        #expect(run.leaks(besides: [secret]) == [])
+        await initech.server.stop()
+    }
+
     @Test func signsInShowsUserinfoCallsTheAPIRefreshesAndLogsOut() async throws {
         let initech = try await FakeInitech.start()
         let directory = try TemporaryDirectory()

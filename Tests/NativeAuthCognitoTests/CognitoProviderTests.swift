@@ -220,6 +220,29 @@ final class FakeCognito: Sendable {
 }
 
 @Suite struct CognitoLoginCLITests {
+    /// Every command at trace level, with a client secret: no token and no secret on screen.
+    @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
+        let cognito = try await FakeCognito.start()
+        let directory = try TemporaryDirectory()
+        let secret = "cognito-client-secret-4f9a1c"
+        let run = try await runEveryCommand(
+            cliPath("cognito-login"),
+            connection: [
+                "--issuer", cognito.issuer, "--domain", cognito.domain, "--client-id", "cognito-client",
+                "--client-secret", secret, "--logout-uri", cognito.allowedLogoutURI, "--scope", "openid email",
+                "--store", directory.path + "/store",
+            ],
+            store: directory.path + "/store",
+            apiPath: "/resource",
+            environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
+        )
+        #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
+        #expect(run.tokens.count >= 4, "access, refresh and ID tokens, and a new access token")
+        #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
+        #expect(run.leaks(besides: [secret]) == [])
+        await cognito.server.stop()
+    }
+
     @Test func signsInShowsUserinfoRefreshesAndLogsOutThroughTheLogoutPage() async throws {
         let cognito = try await FakeCognito.start()
         let directory = try TemporaryDirectory()

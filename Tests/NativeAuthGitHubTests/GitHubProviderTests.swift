@@ -362,6 +362,27 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 }
 
 extension GitHubLoginCLITests {
+    /// Every command at trace level, with a client secret: no token and no secret on screen.
+    @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
+        let github = try await FakeGitHub.start(.init(expiring: true))
+        let directory = try TemporaryDirectory()
+        let run = try await runEveryCommand(
+            cliPath("github-login"),
+            connection: [
+                "--host", github.host, "--client-id", "Iv1.client", "--client-secret", "the-secret", "--store",
+                directory.path + "/store",
+            ],
+            store: directory.path + "/store",
+            apiPath: "/user",
+            environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
+        )
+        #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
+        #expect(run.tokens.count >= 3, "an access and a refresh token, and a new access token")
+        #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
+        #expect(run.leaks(besides: ["the-secret"]) == [])
+        await github.server.stop()
+    }
+
     @Test func theDeviceFlowPrintsCodeAndOpenAndSignsIn() async throws {
         let github = try await FakeGitHub.start(.init(devicePolls: ["authorization_pending"]))
         let directory = try TemporaryDirectory()

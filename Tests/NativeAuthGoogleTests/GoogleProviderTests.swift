@@ -141,6 +141,28 @@ final class FakeGoogle: Sendable {
         #expect(parameters.first(named: "prompt") == "consent")
     }
 
+    /// Every command at trace level, with a client secret: no token and no secret on screen.
+    @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
+        let google = try await FakeGoogle.start()
+        let directory = try TemporaryDirectory()
+        let secret = "GOCSPX-not-secret"
+        let run = try await runEveryCommand(
+            cliPath("google-login"),
+            connection: [
+                "--issuer", google.issuer, "--client-id", "google-client.apps.googleusercontent.com",
+                "--client-secret", secret, "--scope", "openid email", "--store", directory.path + "/store",
+            ],
+            store: directory.path + "/store",
+            apiPath: google.issuer + "/drive/v3/about",
+            environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
+        )
+        #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
+        #expect(run.tokens.count >= 4, "access, refresh and ID tokens, and a new access token")
+        #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
+        #expect(run.leaks(besides: [secret]) == [])
+        await google.server.stop()
+    }
+
     @Test func googleLoginSignsInRefreshesAndRevokesAtLogout() async throws {
         let google = try await FakeGoogle.start()
         let directory = try TemporaryDirectory()

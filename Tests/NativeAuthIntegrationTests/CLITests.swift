@@ -218,41 +218,52 @@ struct CLISignInTests {
     /// that `token` prints on stdout, its purpose.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
         let secret = "Sandbox-Client-Secret-0123456789"
-        let client = SandboxAuthorizationServer.Client(id: "confidential", secret: secret)
+        let client = SandboxAuthorizationServer.Client(
+            id: "confidential", secret: secret, postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let run = try await runEveryCommand(
+            cli,
+            connection: [
+                "--issuer", sandbox.issuer.absoluteString, "--client-id", "confidential", "--client-secret", secret,
+                "--store", directory.path + "/store", "--scope", "openid profile email offline_access",
+            ],
+            store: directory.path + "/store",
+            apiPath: sandbox.issuer.absoluteString + "/resource",
+            environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
+        )
+        #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
+        #expect(run.tokens.count >= 4, "a refresh gave a new access token")
+        #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
+        #expect(run.leaks(besides: [secret]) == [])
+        await sandbox.stop()
+    }
+
+    /// `logout` whose browser cannot be launched prints the end-session URL without the ID token,
+    /// and says that the tokens are gone when nothing comes back.
+    @Test func aLogoutWhoseBrowserFailsPrintsTheURLWithoutTheIDToken() async throws {
+        let client = SandboxAuthorizationServer.Client(
+            id: "public", postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
         let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
         let directory = try TemporaryDirectory()
         let connection = [
-            "--issuer", sandbox.issuer.absoluteString, "--client-id", "confidential", "--client-secret", secret,
-            "--store", directory.path + "/store", "--scope", "openid profile email offline_access",
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", "public", "--store", directory.path + "/store",
         ]
-        let environment = ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
-        let store = FileTokenStore(directory: directory.path + "/store")
-        let key = TokenKey(issuer: sandbox.issuer.absoluteString, clientID: "confidential")
-        var outputs: [(String, CommandResult)] = []
-        var seen: [TokenSet] = []
-        for command in [
-            ["login", "--timeout", "60"], ["status"], ["status", "--json"], ["token"], ["userinfo"],
-            ["userinfo", "--json"], ["api", sandbox.issuer.absoluteString + "/resource"], ["refresh"], ["token"],
-            ["logout", "--no-browser"], ["status"], ["token"],
-        ] {
-            outputs.append(
-                (command.joined(separator: " "), try await run(cli, command + connection, environment: environment)))
-            if let tokens = try store.load(key) { seen.append(tokens) }
-        }
-        #expect(outputs.map(\.1.status) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])
-        #expect(seen.count >= 2, "a refresh gave new tokens")
-        #expect(outputs[0].1.stderr.contains("debug"), "trace logging is on")
-        var secrets = [secret]
-        for tokens in seen {
-            secrets += [tokens.accessToken] + [tokens.refreshToken, tokens.idToken].compactMap { $0 }
-        }
-        for (command, result) in outputs {
-            for value in secrets {
-                #expect(!result.stderr.contains(value), "\(command): stderr shows a secret")
-                let purpose = command == "token" && value == result.stdout.dropLast()
-                #expect(purpose || !result.stdout.contains(value), "\(command): stdout shows a secret")
-            }
-        }
+        let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(login.status == 0, "\(login.stderr)")
+        let idToken = try #require(
+            try FileTokenStore(directory: directory.path + "/store")
+                .load(TokenKey(issuer: sandbox.issuer.absoluteString, clientID: "public"))?.idToken)
+
+        let logout = try await run(
+            cli, ["logout", "--timeout", "1"] + connection, environment: ["BROWSER": "/bin/false"])
+        #expect(logout.status == 1)
+        #expect(logout.stderr.contains("Could not open a browser"))
+        #expect(logout.stderr.contains("\n\(sandbox.issuer.absoluteString)/end_session?post_logout_redirect_uri="))
+        #expect(!logout.stderr.contains(idToken) && !logout.stderr.contains("id_token_hint"))
+        #expect(logout.stderr.contains("error: timeout: the provider's logout page did not send the browser back"))
+        let status = try await run(cli, ["status", "--json"] + connection)
+        #expect(try JSONValue.parse(status.stdout).objectValue?["signed_in"] == false, "the tokens are removed")
         await sandbox.stop()
     }
 

@@ -197,6 +197,37 @@ func fetch(_ url: URL) async throws -> (Int, String) {
         #expect(recorder.text.contains(url.absoluteString))
     }
 
+    /// An end-session URL carries the ID token in `id_token_hint`: the browser gets it, but
+    /// neither printed form (no opener, a failing opener) shows it.
+    @Test(arguments: [false, true]) func aPrintedEndSessionURLLeavesOutTheIDToken(browserFails: Bool) async throws {
+        let recorder = OutputRecorder()
+        let opened = NIOLockedValueBox<[URL]>([])
+        let opener = ClosureOpener { url in
+            opened.withLockedValue { $0.append(url) }
+            throw AuthError(.configurationInvalid, "no browser")
+        }
+        let session = try await LoopbackPresenter(
+            configuration: .init(
+                timeout: .milliseconds(500), opener: browserFails ? opener : nil, output: recorder.output)
+        ).beginSession()
+        let idToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+        let url = try #require(
+            URL(string: "https://idp.example/logout?id_token_hint=\(idToken)&post_logout_redirect_uri=x&state=s"))
+        _ = try? await session.authorize(url) { handler($0) }
+        #expect(recorder.text.contains("https://idp.example/logout?post_logout_redirect_uri=x&state=s"))
+        #expect(!recorder.text.contains(idToken))
+        #expect(opened.withLockedValue { $0 } == (browserFails ? [url] : []), "the browser gets the whole URL")
+    }
+
+    @Test func aPrintableURLIsTheURLUnlessItCarriesAToken() throws {
+        let plain = try #require(URL(string: "https://idp.example/authorize?a=%2F&b=c+d"))
+        #expect(ConsoleOutput.printable(plain) == plain.absoluteString, "unchanged, byte for byte")
+        let only = try #require(URL(string: "https://idp.example/logout?id_token_hint=t"))
+        #expect(ConsoleOutput.printable(only) == "https://idp.example/logout")
+        let repeated = try #require(URL(string: "https://idp.example/logout?id_token_hint=t&x=1&id_token_hint=u"))
+        #expect(ConsoleOutput.printable(repeated) == "https://idp.example/logout?x=1")
+    }
+
     @Test func aSlowBrowserDoesNotBlockTheReceiver() async throws {
         let opened = NIOLockedValueBox(false)
         let session = try await LoopbackPresenter(

@@ -90,13 +90,24 @@ extension Authenticator {
         }
         result.endSessionURL = url
         let redirectPath = session.redirectURI.path
-        _ = try await session.authorize(url) { received in
-            guard case .redirect(let callback) = received else { return .ignore }
-            let returned = AuthorizationRequest.query(of: callback).filter { $0.name == "state" }
-            guard callback.path == redirectPath, returned.count == 1, let value = returned.first?.value,
-                ConstantTime.equals(value, state)
-            else { return .ignore }
-            return .complete(.success(AuthorizationResponse(code: "", issuer: nil)))
+        do {
+            _ = try await session.authorize(url) { received in
+                guard case .redirect(let callback) = received else { return .ignore }
+                let returned = AuthorizationRequest.query(of: callback).filter { $0.name == "state" }
+                guard callback.path == redirectPath, returned.count == 1, let value = returned.first?.value,
+                    ConstantTime.equals(value, state)
+                else { return .ignore }
+                return .complete(.success(AuthorizationResponse(code: "", issuer: nil)))
+            }
+        } catch let error as AuthError where error.code == .timeout {
+            // The presenter speaks of a sign-in; this wait is the end of one, and the tokens are gone.
+            throw AuthError(
+                .timeout,
+                "the provider's logout page did not send the browser back in time; the tokens are removed",
+                hint: "if the provider's website still shows you signed in, sign out there",
+                operation: .logout,
+                underlying: error
+            )
         }
         result.endSessionCompleted = true
         return result

@@ -143,12 +143,12 @@ struct LoopbackSession: UserAgentSession {
                 } catch {
                     guard !finished.withLockedValue({ $0 }) else { return }
                     output.write("Could not open a browser. Open this URL to sign in:")
-                    output.write(authorizationURL.absoluteString)
+                    output.writeURL(authorizationURL)
                 }
             }
         } else {
             output.write("Open this URL in a browser to sign in:")
-            output.write(authorizationURL.absoluteString)
+            output.writeURL(authorizationURL)
             output.write(receiver.portForwardingHint)
         }
         defer { finished.withLockedValue { $0 = true } }

@@ -131,7 +131,7 @@ struct PasteSession: UserAgentSession {
         handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
     ) async throws -> AuthorizationResponse {
         prompt.output.write("Open this URL in a browser to sign in:")
-        prompt.output.write(authorizationURL.absoluteString)
+        prompt.output.writeURL(authorizationURL)
         prompt.output.write(
             "Then paste the address the browser ends on"
                 + (prompt.acceptsBareCode ? " (or the code the page shows)" : "") + ", and press Enter:"
@@ -244,7 +244,7 @@ struct LoopbackAndPasteSession: UserAgentSession {
         await receiver.setHandler(handler)
         let output = prompt.output
         output.write("Open this URL in a browser to sign in:")
-        output.write(authorizationURL.absoluteString)
+        output.writeURL(authorizationURL)
         output.write(receiver.portForwardingHint)
         output.write(
             "Without forwarding, the browser ends on a page that cannot be reached:"

@@ -1,0 +1,89 @@
+import Foundation
+import LenientJSON
+
+// Redaction checks: a sample CLI's every command at trace level, and where a token or a secret
+// shows up in what it printed.
+
+/// One command of a sample CLI and what it printed.
+public struct CommandOutput: Sendable {
+    /// The command's arguments before the connection options (`["status", "--json"]`).
+    public var command: [String]
+    public var result: CommandResult
+}
+
+/// Every command of a sample CLI (`CLI.md`), run in order against one store.
+public struct EveryCommandRun: Sendable {
+    /// What each command printed, in order.
+    public var outputs: [CommandOutput]
+    /// Every access, refresh and ID token the store held after any of the commands.
+    public var tokens: Set<String>
+
+    /// The exit statuses in order: all 0 but the last `token`, which finds the store empty
+    /// after `logout` and exits 1.
+    public static let expectedStatuses: [Int32] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+
+    /// The exit statuses, in the order of ``outputs``.
+    public var statuses: [Int32] { outputs.map(\.result.status) }
+
+    /// Each place where a token the store held, or one of `secrets`, appears in what the commands
+    /// printed: stdout and stderr alike. The one exception is the purpose of `token`: its stdout
+    /// is exactly the access token and a newline.
+    public func leaks(besides secrets: [String] = []) -> [String] {
+        let values = tokens.union(secrets.filter { !$0.isEmpty })
+        var found: [String] = []
+        for output in outputs {
+            let name = output.command.joined(separator: " ")
+            let stdoutIsTheToken = output.command == ["token"] && output.result.status == 0
+            for value in values {
+                if output.result.stderr.contains(value) { found.append("\(name): stderr shows \(describe(value))") }
+                if stdoutIsTheToken && output.result.stdout == value + "\n" { continue }
+                if output.result.stdout.contains(value) { found.append("\(name): stdout shows \(describe(value))") }
+            }
+        }
+        return found
+    }
+
+    /// Names a leaked value without repeating it whole in the test's own output.
+    private func describe(_ value: String) -> String {
+        "a secret beginning \(value.prefix(4))… (\(value.count) characters)"
+    }
+}
+
+/// Runs every command of the sample CLI `cli` (`CLI.md`) in order, each with `connection` (the
+/// options that name the server, the client and `--store`) and `environment`:
+/// `login`, `status`, `status --json`, `token`, `userinfo`, `userinfo --json`, `api apiPath`,
+/// `refresh`, `token`, `logout`, `status`, `token`. After each, it reads every token file in
+/// `store`, so that ``EveryCommandRun/tokens`` holds the tokens before and after the refresh.
+public func runEveryCommand(
+    _ cli: String,
+    connection: [String],
+    store: String,
+    apiPath: String,
+    environment: [String: String]
+) async throws -> EveryCommandRun {
+    let commands = [
+        ["login", "--timeout", "60"], ["status"], ["status", "--json"], ["token"], ["userinfo"],
+        ["userinfo", "--json"], ["api", apiPath], ["refresh"], ["token"], ["logout"], ["status"], ["token"],
+    ]
+    var run = EveryCommandRun(outputs: [], tokens: [])
+    for command in commands {
+        let result = try await TestSupport.run(cli, command + connection, environment: environment)
+        run.outputs.append(CommandOutput(command: command, result: result))
+        run.tokens.formUnion(try storedTokens(in: store))
+    }
+    return run
+}
+
+/// The access, refresh and ID tokens of every token file in the store directory `store`.
+public func storedTokens(in store: String) throws -> Set<String> {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: store) else { return [] }
+    var tokens: Set<String> = []
+    for name in names where name.hasPrefix("tokens-") && name.hasSuffix(".json") {
+        let data = try Data(contentsOf: URL(fileURLWithPath: store + "/" + name))
+        guard let object = try JSONValue.parse(data).objectValue else { continue }
+        for key in ["access_token", "refresh_token", "id_token"] {
+            if case .string(let token)? = object[key] { tokens.insert(token) }
+        }
+    }
+    return tokens
+}
