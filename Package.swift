@@ -187,11 +187,14 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), "NativeAuth", "NativeAuthTesting",
-                "LenientJSON",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"), "NativeAuth", "NativeAuthTesting", "LenientJSON",
+                "CTestSupport",
             ],
             path: "Tests/TestSupport"
         ),
+        // Set-up when a test runner loads: logging at NATIVEAUTH_LOG_LEVEL (see TestSupport/Logging.swift).
+        .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
         .testTarget(
             name: "NativeAuthGoogleTests",

@@ -2,7 +2,9 @@
 """A person at the sandbox's approval page, for tests: `sandbox-click.py [--deny] URL`.
 
 Loads the authorization URL, clicks Approve (or Deny) on the sandbox's page, and follows the
-redirect back to the application's loopback receiver. Standard library only.
+redirect back to the application's loopback receiver. Any other page (the end-session page, which
+redirects by itself) is only loaded. Standard library only. It never prints a URL's query: an
+end-session URL carries the ID token.
 """
 import re
 import sys
@@ -17,7 +19,10 @@ def main():
     page = urllib.request.urlopen(url, timeout=10).read().decode()
     match = re.search(r'name="transaction" value="([^"]+)"', page)
     if not match:
-        sys.exit("sandbox-click: no approval form on " + url)
+        path = urllib.parse.urlsplit(url).path
+        if path.endswith("/authorize"):
+            sys.exit("sandbox-click: no approval form on " + path)
+        return
     form = urllib.parse.urlencode({"transaction": match.group(1), "decision": decision}).encode()
     # urllib follows the 303 to the loopback receiver with a GET.
     urllib.request.urlopen(urllib.request.Request(url.split("?")[0], data=form), timeout=10).read()

@@ -4,7 +4,8 @@
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
 #   2. builds everything, tests included
 #   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
-#      and runs the test suite against it and against local test servers; stops it afterwards
+#      and runs the test suite against it and against local test servers, with debug logging on,
+#      and checks that no token or secret any server issued appears in any output (redaction);
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
 #      server (NativeAuthTesting) with Python's Authlib
@@ -46,10 +47,27 @@ fi
 stop_server() { if [[ $started_server == 1 ]]; then scripts/test-server stop; fi; }
 trap stop_server EXIT
 
-log "running the tests"
+log "running the tests, with debug logging, recording every secret the servers hand out"
 # A missing server fails the integration tests instead of skipping them.
 # The outer timeout turns a hung test into a failure instead of a stalled CI run.
-NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 swift test --skip-build
+# Redaction: the library in the test process and every sample command the tests run log at debug
+# level; the sandbox, the stand-ins and the real server record each secret they issue, and every
+# command's output is kept (scripts/lib/redaction_check.py: none of the secrets may appear). The
+# debug lines go to the log only, not to the screen.
+redaction=$(mktemp -d)
+mkdir "$redaction/outputs"
+set +e
+NATIVEAUTH_REQUIRE_TEST_SERVER=1 NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
+    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" timeout --kill-after=30 1200 swift test --skip-build 2>&1 \
+    | tee "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
+status=${PIPESTATUS[0]}
+set -e
+[[ $status == 0 ]] || { echo "the test suite failed (exit $status); the full log: $redaction/suite.log" >&2; exit 1; }
+log "redaction: no token, code or client secret in anything the suite printed"
+python3 scripts/lib/redaction_check.py --self-test
+python3 scripts/lib/redaction_check.py --secrets "$redaction/secrets" .test-server/issued-secrets \
+    --outputs "$redaction/outputs" --log "$redaction/suite.log"
+rm -rf "$redaction"
 
 log "running the stress tests on their own (10,000 hostile requests to the loopback receiver; 1,000 kill -9 of a token store writer)"
 NATIVEAUTH_STRESS_TESTS=1 timeout --kill-after=30 900 swift test --skip-build \

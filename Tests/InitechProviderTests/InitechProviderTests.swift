@@ -119,6 +119,7 @@ final class FakeInitech: Sendable {
         }
         let access = "initech-at-" + UUID().uuidString
         let refresh = "initech-rt-" + UUID().uuidString
+        IssuedSecrets.record(access, refresh)
         state.withLockedValue { state in
             state.accessTokens.insert(access)
             state.refreshTokens.insert(refresh)

@@ -102,13 +102,16 @@ final class FakeCognito: Sendable {
         case "/oauth2/token":
             let access = "access-" + UUID().uuidString
             accessTokens.withLockedValue { _ = $0.insert(access) }
+            IssuedSecrets.record(access)
             if form.first(named: "grant_type") == "refresh_token" {
                 guard refreshTokens.withLockedValue({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
                     return .json(#"{"error": "invalid_grant"}"#, status: 400)
                 }
                 // No rotation: no refresh_token in the answer.
+                let id = await idToken(nonce: nil)
+                IssuedSecrets.record(id)
                 return .json(
-                    #"{"access_token": "\#(access)", "id_token": "\#(await idToken(nonce: nil))", "#
+                    #"{"access_token": "\#(access)", "id_token": "\#(id)", "#
                         + #""token_type": "Bearer", "expires_in": 3600}"#)
             }
             guard let nonce = nonces.withLockedValue({ $0.removeValue(forKey: form.first(named: "code") ?? "") }) else {
@@ -116,8 +119,10 @@ final class FakeCognito: Sendable {
             }
             let refresh = "refresh-" + UUID().uuidString
             refreshTokens.withLockedValue { _ = $0.insert(refresh) }
+            let id = await idToken(nonce: nonce)
+            IssuedSecrets.record(refresh, id)
             return .json(
-                #"{"access_token": "\#(access)", "id_token": "\#(await idToken(nonce: nonce))", "#
+                #"{"access_token": "\#(access)", "id_token": "\#(id)", "#
                     + #""refresh_token": "\#(refresh)", "token_type": "Bearer", "expires_in": 3600}"#)
         case "/oauth2/userInfo":
             let token = request.header("Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""

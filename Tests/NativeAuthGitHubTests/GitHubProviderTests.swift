@@ -76,10 +76,12 @@ final class FakeGitHub: Sendable {
         func tokens() -> TestResponse {
             let access = "gho_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
             validTokens.withLockedValue { _ = $0.insert(access) }
+            IssuedSecrets.record(access)
             var fields = [("access_token", access), ("token_type", "bearer"), ("scope", "repo,read:org")]
             if settings.expiring {
                 let refresh = "ghr_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
                 validRefresh.withLockedValue { _ = $0.insert(refresh) }
+                IssuedSecrets.record(refresh)
                 fields += [
                     ("expires_in", "28800"), ("refresh_token", refresh), ("refresh_token_expires_in", "15897600"),
                 ]
@@ -112,7 +114,7 @@ final class FakeGitHub: Sendable {
                 default: return error(next)
                 }
             }
-            guard form.first(named: "client_secret") == "the-secret" else {
+            guard form.first(named: "client_secret") == "github-client-secret-5d8e0b" else {
                 return error("incorrect_client_credentials")
             }
             if form.first(named: "grant_type") == "refresh_token" {
@@ -178,7 +180,9 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 }
 
 @Suite struct GitHubProviderTests {
-    private func provider(_ github: FakeGitHub, secret: String? = "the-secret") throws -> GitHubProvider {
+    private func provider(_ github: FakeGitHub, secret: String? = "github-client-secret-5d8e0b") throws
+        -> GitHubProvider
+    {
         try GitHubProvider(
             configuration: ProviderConfiguration(
                 clientID: "Iv1.client",
@@ -189,7 +193,9 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         )
     }
 
-    private func authenticator(_ github: FakeGitHub, secret: String? = "the-secret") throws -> Authenticator {
+    private func authenticator(_ github: FakeGitHub, secret: String? = "github-client-secret-5d8e0b") throws
+        -> Authenticator
+    {
         Authenticator(provider: try provider(github, secret: secret), store: MemoryTokenStore())
     }
 
@@ -225,7 +231,9 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         #expect(tokens.refreshToken == nil)
         #expect(tokens.idToken == nil)
         let exchange = try #require(github.form(of: "/login/oauth/access_token").first)
-        #expect(exchange.first(named: "client_secret") == "the-secret", "GitHub wants the secret even with PKCE")
+        #expect(
+            exchange.first(named: "client_secret") == "github-client-secret-5d8e0b",
+            "GitHub wants the secret even with PKCE")
         #expect(exchange.first(named: "code_verifier") != nil)
         #expect(github.accepts(of: "/login/oauth/access_token").first == "application/json")
         await github.server.stop()
@@ -325,7 +333,8 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         let directory = try TemporaryDirectory()
         let cli = cliPath("github-login")
         let common = [
-            "--host", github.host, "--client-id", "Iv1.client", "--client-secret", "the-secret", "--store",
+            "--host", github.host, "--client-id", "Iv1.client", "--client-secret", "github-client-secret-5d8e0b",
+            "--store",
             directory.path + "/store",
         ]
         // The "browser" follows the authorize redirect back to the loopback receiver.
@@ -355,7 +364,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 
         for result in [login, status, api, refresh, logout, after] {
             #expect(!result.stdout.contains("gho_") && !result.stderr.contains("gho_"), "no token on screen")
-            #expect(!result.stderr.contains("the-secret"))
+            #expect(!result.stderr.contains("github-client-secret-5d8e0b"))
         }
         await github.server.stop()
     }
@@ -369,7 +378,8 @@ extension GitHubLoginCLITests {
         let run = try await runEveryCommand(
             cliPath("github-login"),
             connection: [
-                "--host", github.host, "--client-id", "Iv1.client", "--client-secret", "the-secret", "--store",
+                "--host", github.host, "--client-id", "Iv1.client", "--client-secret", "github-client-secret-5d8e0b",
+                "--store",
                 directory.path + "/store",
             ],
             store: directory.path + "/store",
@@ -379,7 +389,7 @@ extension GitHubLoginCLITests {
         #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
         #expect(run.tokens.count >= 3, "an access and a refresh token, and a new access token")
         #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
-        #expect(run.leaks(besides: ["the-secret"]) == [])
+        #expect(run.leaks(besides: ["github-client-secret-5d8e0b"]) == [])
         await github.server.stop()
     }
 
@@ -406,7 +416,9 @@ extension GitHubLoginCLITests {
         try #"{"provider": "github", "host": "\#(github.host)", "client_id": "Iv1.client", "scope": "repo read:org"}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
         let cli = cliPath("nativeauth")
-        let common = ["--config", config, "--client-secret", "the-secret", "--store", directory.path + "/store"]
+        let common = [
+            "--config", config, "--client-secret", "github-client-secret-5d8e0b", "--store", directory.path + "/store",
+        ]
         let browser = redirectFollowingBrowser
         let login = try await run(cli, ["login"] + common, environment: ["BROWSER": browser])
         #expect(login.status == 0, "\(login.stderr)")

@@ -93,6 +93,7 @@ final class FakeGoogle: Sendable {
             }
             let access = "ya29." + UUID().uuidString
             accessTokens.withLockedValue { _ = $0.insert(access) }
+            IssuedSecrets.record(access)
             if form.first(named: "grant_type") == "refresh_token" {
                 guard refreshTokens.withLockedValue({ $0.contains(form.first(named: "refresh_token") ?? "") }) else {
                     return .json(#"{"error": "invalid_grant", "error_description": "Bad Request"}"#, status: 400)
@@ -107,11 +108,14 @@ final class FakeGoogle: Sendable {
             if grant.offline {
                 let token = "1//" + UUID().uuidString
                 refreshTokens.withLockedValue { _ = $0.insert(token) }
+                IssuedSecrets.record(token)
                 refresh = #", "refresh_token": "\#(token)""#
             }
+            let id = await idToken(nonce: grant.nonce)
+            IssuedSecrets.record(id)
             return .json(
                 #"{"access_token": "\#(access)", "expires_in": 3599, "token_type": "Bearer", "scope": "openid email", "#
-                    + #""id_token": "\#(await idToken(nonce: grant.nonce))"\#(refresh)}"#)
+                    + #""id_token": "\#(id)"\#(refresh)}"#)
         case "/v1/userinfo":
             return .json(#"{"sub": "110169484474386276334", "email": "user@gmail.test", "email_verified": true}"#)
         case "/drive/v3/about":

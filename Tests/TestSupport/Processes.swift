@@ -1,6 +1,7 @@
 public import Foundation
 import NIOConcurrencyHelpers
 import NativeAuth
+import NativeAuthTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -79,19 +80,30 @@ public final class RunningCommand: Sendable {
     private let stderrDone: Task<Void, Never>
     private let errorText = Shared("")
     private let pid: Int32
+    private let record: CommandOutputRecord?
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
-        // A sanitizer's settings apply to the whole run, the commands it starts included.
+        // A sanitizer's settings apply to the whole run, the commands it starts included, and so do
+        // the log level and the redaction check's files (scripts/test.sh); a test's own wins.
         for (name, value) in ProcessInfo.processInfo.environment
-        where ["ASAN_", "TSAN_", "LSAN_", "UBSAN_"].contains(where: name.hasPrefix) {
+        where ["ASAN_", "TSAN_", "LSAN_", "UBSAN_"].contains(where: name.hasPrefix)
+            || [
+                "NATIVEAUTH_LOG_LEVEL", IssuedSecrets.environmentVariable, CommandOutputRecord.environmentVariable,
+            ].contains(name)
+        {
             base[name] = value
         }
         base.merge(environment) { $1 }
         process.environment = base
+        record = CommandOutputRecord(arguments: arguments)
+        // A secret a test hands to a command is one the output must not show either.
+        IssuedSecrets.record(
+            zip(arguments, arguments.dropFirst()).filter { $0.0 == "--client-secret" }.map(\.1)
+                + [environment["NATIVEAUTH_CLIENT_SECRET"]].compactMap { $0 })
         input = Pipe()
         let output = Pipe()
         let errors = Pipe()
@@ -161,7 +173,32 @@ public final class RunningCommand: Sendable {
         let out = await stdout.value
         await stderrDone.value
         try? input.fileHandleForWriting.close()
-        return CommandResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: stderr)
+        let result = CommandResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: stderr)
+        record?.write(result)
+        return result
+    }
+}
+
+/// With `NATIVEAUTH_TEST_OUTPUT_DIR` set, every command a test runs leaves its arguments, stdout
+/// and stderr there (`<id>.args`, `.stdout`, `.stderr`), for scripts/test.sh's redaction check.
+struct CommandOutputRecord: Sendable {
+    static let environmentVariable = "NATIVEAUTH_TEST_OUTPUT_DIR"
+    let base: URL
+    let arguments: [String]
+
+    init?(arguments: [String]) {
+        guard let directory = ProcessInfo.processInfo.environment[Self.environmentVariable], !directory.isEmpty
+        else { return nil }
+        base = URL(fileURLWithPath: directory).appendingPathComponent(UUID().uuidString)
+        self.arguments = arguments
+    }
+
+    func write(_ result: CommandResult) {
+        for (suffix, text) in [
+            ("args", arguments.joined(separator: "\n")), ("stdout", result.stdout), ("stderr", result.stderr),
+        ] {
+            try? Data(text.utf8).write(to: base.appendingPathExtension(suffix))
+        }
     }
 }
 

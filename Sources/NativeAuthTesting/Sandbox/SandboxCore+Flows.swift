@@ -66,6 +66,7 @@ extension SandboxCore {
 
     func approve(_ pending: PendingRequest, user: SandboxAuthorizationServer.User, issuer: String) -> TestResponse {
         let code = SecureRandom.token()
+        IssuedSecrets.record(code)
         let now = now
         let authorization = Authorization(
             clientID: pending.clientID, subject: user.subject, scopes: pending.scopes, authTime: now,
@@ -198,6 +199,7 @@ extension SandboxCore {
             }
             answer["id_token"] = .string(idToken)
         }
+        IssuedSecrets.record([access, refresh, answer["id_token"]?.stringValue].compactMap { $0 })
         let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.timeInterval) }
         state.withLockedValue { state in
             state.accessTokens[access] = AccessToken(
@@ -272,6 +274,7 @@ extension SandboxCore {
         }
         if scopes.isEmpty { scopes = ["openid"] }
         let deviceCode = SecureRandom.token()
+        IssuedSecrets.record(deviceCode)
         let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
         let letters = SecureRandom.bytes(8).map { alphabet[Int($0) % alphabet.count] }
         let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])

@@ -88,6 +88,7 @@ final class SandboxCore: Sendable {
         guard !configuration.users.isEmpty else { throw SandboxError(description: "the sandbox needs a user") }
         guard !configuration.clients.isEmpty else { throw SandboxError(description: "the sandbox needs a client") }
         self.configuration = configuration
+        IssuedSecrets.record(configuration.clients.compactMap(\.secret))
         state = NIOLockedValueBox(
             State(
                 autoApprove: configuration.autoApprove,

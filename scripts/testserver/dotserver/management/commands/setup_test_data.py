@@ -5,6 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from oauth2_provider.models import get_application_model
 
+from dotserver.validator import ISSUED_SECRETS, record
+
 USERNAME = "alice"
 PASSWORD = "wonderland-password"
 PUBLIC_CLIENT = "nativeauth-public"
@@ -57,3 +59,7 @@ class Command(BaseCommand):
                 "device_authorization_endpoint": issuer + "/device-authorization/",
                 "post_logout_redirect_uri": POST_LOGOUT,
             }, out, indent=2)
+        # A new record of what the server hands out (the validator adds every code and token).
+        ISSUED_SECRETS.write_text("")
+        ISSUED_SECRETS.chmod(0o600)
+        record(CONFIDENTIAL_SECRET, PASSWORD)

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Searches everything a test run printed for every secret the test servers handed out.
+
+scripts/test.sh runs the test suite with NATIVEAUTH_LOG_LEVEL=debug and:
+  - NATIVEAUTH_TEST_SECRETS_FILE: the sandbox, the stand-in servers and the tests append every
+    client secret, authorization code, device code and access, refresh and ID token to it;
+  - the real server (scripts/test-server) appends its own to .test-server/issued-secrets;
+  - NATIVEAUTH_TEST_OUTPUT_DIR: every sample command a test runs leaves its arguments, stdout and
+    stderr there;
+  - the suite's own output (the library logging in the test process) goes to a log file.
+
+None of those secrets may appear in any of that output. One exception: the stdout of the `token`
+command is, by design, exactly one access token and a line break.
+
+A finding names the file, the line and the first characters of the secret, never the secret.
+The run also fails when there was too little to check (a broken recording is not a pass).
+
+    redaction_check.py --secrets FILE... --outputs DIR --log FILE...
+    redaction_check.py --self-test
+"""
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+# Shorter strings (a user name, a scope) are not secrets and would match by chance.
+MINIMUM_LENGTH = 12
+
+
+def load_secrets(files):
+    """The recorded secrets, and those too short to search for (a test should use a longer one)."""
+    secrets, short = set(), set()
+    for file in files:
+        for line in Path(file).read_text(errors="replace").splitlines():
+            (secrets if len(line) >= MINIMUM_LENGTH else short).add(line)
+    return secrets, short
+
+
+class Finder:
+    """Finds any of many secrets in text, exactly, in time linear in the text.
+
+    A secret never holds a character that no secret holds, so each occurrence lies inside one run
+    of "secret characters"; inside a run, a dictionary keyed by the first MINIMUM_LENGTH
+    characters finds the candidates that start at each position.
+    """
+
+    def __init__(self, secrets):
+        self.by_prefix = {}
+        for secret in secrets:
+            self.by_prefix.setdefault(secret[:MINIMUM_LENGTH], []).append(secret)
+        self.alphabet = frozenset("".join(secrets))
+
+    def runs(self, line):
+        start = None
+        for index, character in enumerate(line):
+            if character in self.alphabet:
+                if start is None:
+                    start = index
+            elif start is not None:
+                yield line[start:index]
+                start = None
+        if start is not None:
+            yield line[start:]
+
+    def find(self, line):
+        found = []
+        for run in self.runs(line):
+            for position in range(len(run) - MINIMUM_LENGTH + 1):
+                for secret in self.by_prefix.get(run[position:position + MINIMUM_LENGTH], ()):
+                    if run.startswith(secret, position):
+                        found.append(secret)
+        return found
+
+
+def is_token_output(path, text, secrets):
+    """The stdout of `token`: exactly one issued token on one line."""
+    if path.suffix != ".stdout":
+        return False
+    arguments = path.with_suffix(".args")
+    if not arguments.exists() or "token" not in arguments.read_text().splitlines():
+        return False
+    return text.endswith("\n") and text.count("\n") == 1 and text[:-1] in secrets
+
+
+def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, minimum_debug_lines, minimum_per_file=1):
+    secrets, short = load_secrets(secret_files)
+    # Each source must have recorded something: a server that stopped recording is not a pass.
+    empty = [file for file in secret_files if sum(1 for _ in open(file)) < minimum_per_file]
+    finder = Finder(secrets)
+    files = sorted(p for p in Path(output_dir).iterdir() if p.suffix in (".stdout", ".stderr"))
+    findings = []
+    debug_lines = 0
+    exempt = 0
+    for path in files + [Path(log) for log in logs]:
+        text = path.read_text(errors="replace")
+        if is_token_output(path, text, secrets):
+            exempt += 1
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            if " debug " in line or " trace " in line:
+                debug_lines += 1
+            for secret in finder.find(line):
+                findings.append(f"{path}:{number}: a secret starting {secret[:6]!r} ({len(secret)} characters)")
+    print(
+        f"redaction check: {len(secrets)} secrets, {len(files)} command outputs "
+        f"({exempt} of them `token`'s own output), {len(logs)} logs, {debug_lines} debug lines"
+    )
+    problems = [
+        f"a recorded secret of {len(secret)} characters is too short to search for: use one of at least "
+        f"{MINIMUM_LENGTH} in the test"
+        for secret in sorted(short)
+    ]
+    problems += [f"{file} holds fewer than {minimum_per_file} secrets: did that server record them?" for file in empty]
+    if len(secrets) < minimum_secrets:
+        problems.append(f"only {len(secrets)} secrets were recorded (expected at least {minimum_secrets})")
+    if len(files) < minimum_outputs:
+        problems.append(f"only {len(files)} command outputs were recorded (expected at least {minimum_outputs})")
+    if debug_lines < minimum_debug_lines:
+        problems.append(f"only {debug_lines} debug lines (expected at least {minimum_debug_lines}): was debug logging on?")
+    for problem in problems + findings:
+        print("redaction check: " + problem, file=sys.stderr)
+    return 1 if problems or findings else 0
+
+
+def self_test():
+    """The check fails on a planted secret, a token printed beside other text, and too little input;
+    it passes clean output and `token`'s own."""
+    secret = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVz"
+    access = "access-0F6D2C1E-8B7A-4C3D-9E1F-2A3B4C5D6E7F"
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        (root / "secrets").write_text(f"{secret}\n{access}\n")
+        outputs = root / "outputs"
+        outputs.mkdir()
+        (outputs / "a.args").write_text("token\n--store\n/tmp/x")
+        (outputs / "a.stdout").write_text(access + "\n")
+        (outputs / "a.stderr").write_text("2026-11-24T06:16:09+0000 debug cli: path=/token [NativeAuth] HTTP exchange\n")
+        log = root / "log"
+        log.write_text("short is not a secret\n2026-11-24T06:16:09+0000 debug x: y\n")
+
+        def run(**minimums):
+            limits = dict(minimum_secrets=2, minimum_outputs=2, minimum_debug_lines=2) | minimums
+            return check([root / "secrets"], outputs, [log], **limits)
+
+        results = {"clean": run()}
+        (outputs / "b.args").write_text("logout")
+        (outputs / "b.stdout").write_text(f"open https://example.test/logout?id_token_hint={secret}&state=x\n")
+        results["an ID token in a URL"] = run()
+        (outputs / "b.stdout").write_text("signed out\n")
+        log.write_text(log.read_text() + f"Authorization: Bearer {access}\n")
+        results["a token in the log"] = run()
+        log.write_text("2026-11-24T06:16:09+0000 debug x: y\n")
+        (outputs / "a.args").write_text("status")
+        results["a token printed by a command other than token"] = run()
+        (outputs / "a.args").write_text("token")
+        results["too few secrets"] = run(minimum_secrets=3)
+        results["too few debug lines"] = run(minimum_debug_lines=9)
+        (root / "secrets").write_text(f"{secret}\n{access}\nshort\n")
+        results["a secret too short to search for"] = run()
+        (root / "secrets").write_text(f"{secret}\n{access}\n")
+        (root / "nothing").write_text("")
+        results["a source that recorded nothing"] = check(
+            [root / "secrets", root / "nothing"], outputs, [log], 2, 2, 2)
+    expected = {name: 0 if name == "clean" else 1 for name in results}
+    if results != expected:
+        print(f"redaction check self-test failed: {results} != {expected}", file=sys.stderr)
+        return 1
+    print("redaction check self-test: passed")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--secrets", nargs="+", default=[])
+    parser.add_argument("--outputs")
+    parser.add_argument("--log", nargs="+", default=[])
+    parser.add_argument("--minimum-secrets", type=int, default=200)
+    parser.add_argument("--minimum-outputs", type=int, default=100)
+    parser.add_argument("--minimum-debug-lines", type=int, default=500)
+    parser.add_argument("--minimum-per-file", type=int, default=10)
+    parser.add_argument("--self-test", action="store_true")
+    arguments = parser.parse_args()
+    if arguments.self_test:
+        return self_test()
+    if not arguments.outputs or not arguments.secrets:
+        parser.error("--secrets and --outputs are required")
+    return check(
+        arguments.secrets, arguments.outputs, arguments.log,
+        arguments.minimum_secrets, arguments.minimum_outputs, arguments.minimum_debug_lines,
+        arguments.minimum_per_file,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
