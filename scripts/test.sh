@@ -80,8 +80,9 @@ swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \
     swift test --skip-build --sanitize=thread --scratch-path .build-tsan
 
-# LeakSanitizer is off: at exit it reports what libcurl (FoundationNetworking), XCTest and
-# swift-crypto's RSA code never free, in every process; memory errors are all still caught.
+# LeakSanitizer is off: it reports what libcurl (FoundationNetworking) and swift-crypto's RSA code
+# never free, and live Swift values it cannot see, in every process (THREAT_MODEL.md, "Leaks");
+# memory errors are all still caught.
 log "the test suite under AddressSanitizer"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \

@@ -3,6 +3,12 @@ import NativeAuth
 import TestSupport
 import Testing
 
+/// A `Process` that counts how many of its kind were freed.
+final class CountedProcess: Process, @unchecked Sendable {
+    static let freed = Shared(0)
+    deinit { Self.freed.update { $0 += 1 } }
+}
+
 @Suite struct SystemBrowserOpenerTests {
     private let url = URL(string: "https://idp.example/authorize?a=1&b=two%20words")
 
@@ -45,5 +51,29 @@ import Testing
         #expect(error?.message.contains("/bin/false exited with status 1") == true)
         #expect(error?.message.contains("/nonexistent/browser was not found") == true)
         #expect(error?.message.contains(url.absoluteString) == false)
+    }
+
+    /// Every browser process is freed once it has exited: on Linux a `Process` only watched through
+    /// its `terminationHandler` never is, and an end-session URL in its arguments holds the ID token.
+    @Test func aBrowserProcessIsFreedOnceItHasExited() async throws {
+        let before = CountedProcess.freed.value
+        var statuses: [Int32] = []
+        for _ in 0..<20 {
+            statuses.append(
+                try await SystemBrowserOpener.launch(
+                    CountedProcess(), executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "exit 3"]))
+        }
+        #expect(statuses == Array(repeating: 3, count: 20))
+        for _ in 0..<200 where CountedProcess.freed.value - before < 20 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(CountedProcess.freed.value - before == 20)
+    }
+
+    @Test func aBrowserThatCannotBeStartedIsAnErrorNotAHang() async throws {
+        await #expect(throws: (any Error).self) {
+            try await SystemBrowserOpener.launch(
+                Process(), executable: URL(fileURLWithPath: "/nonexistent/browser"), arguments: [])
+        }
     }
 }

@@ -79,21 +79,29 @@ public struct SystemBrowserOpener: BrowserOpener {
     }
 
     private static func run(_ executable: URL, arguments: [String]) async throws -> Int32 {
-        let process = Process()
+        try await launch(Process(), executable: executable, arguments: arguments)
+    }
+
+    /// Runs `process` to its end and returns its exit status, without holding a thread of Swift's
+    /// pool. It waits with `waitUntilExit()` on a thread of its own: on Linux, a `Process` that is
+    /// only watched through `terminationHandler` is never freed (nor the URL in its arguments,
+    /// which for an end-session URL holds the ID token).
+    package static func launch(_ process: Process, executable: URL, arguments: [String]) async throws -> Int32 {
         process.executableURL = executable
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { finished in
-                continuation.resume(returning: finished.terminationStatus)
+            let thread = Thread {
+                do {
+                    try process.run()
+                    process.waitUntilExit()
+                    continuation.resume(returning: process.terminationStatus)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
             }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
+            thread.start()
         }
     }
 
