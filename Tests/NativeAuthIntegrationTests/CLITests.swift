@@ -232,10 +232,8 @@ struct CLISignInTests {
             apiPath: sandbox.issuer.absoluteString + "/resource",
             environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_LOG_LEVEL": "trace"]
         )
-        #expect(run.statuses == EveryCommandRun.expectedStatuses, "\(run.outputs.map(\.result.stderr))")
-        #expect(run.tokens.count >= 4, "a refresh gave a new access token")
-        #expect(run.outputs[0].result.stderr.contains("debug"), "trace logging is on")
-        #expect(run.leaks(besides: [secret]) == [])
+        // At least 4 tokens: a refresh gave a new access token.
+        #expect(run.problems(minimumTokens: 4, besides: [secret]) == [])
         await sandbox.stop()
     }
 

@@ -43,6 +43,25 @@ public struct EveryCommandRun: Sendable {
         return found
     }
 
+    /// What went wrong, one sentence each; empty when every command exited as
+    /// ``expectedStatuses`` says, at least `minimumTokens` tokens passed through the store (so the
+    /// search had something to find), `login` logged at debug level or finer, and ``leaks(besides:)``
+    /// found nothing.
+    public func problems(minimumTokens: Int, besides secrets: [String]) -> [String] {
+        var problems: [String] = []
+        if statuses != Self.expectedStatuses {
+            problems.append(
+                "exit statuses \(statuses), expected \(Self.expectedStatuses); stderr: \(outputs.map(\.result.stderr))")
+        }
+        if tokens.count < minimumTokens {
+            problems.append("only \(tokens.count) tokens passed through the store, expected \(minimumTokens) or more")
+        }
+        if outputs.first?.result.stderr.contains(" debug ") != true {
+            problems.append("login logged nothing at debug level: was NATIVEAUTH_LOG_LEVEL set?")
+        }
+        return problems + leaks(besides: secrets)
+    }
+
     /// Names a leaked value without repeating it whole in the test's own output.
     private func describe(_ value: String) -> String {
         "a secret beginning \(value.prefix(4))… (\(value.count) characters)"
