@@ -39,21 +39,21 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if let error = result.revocationError {
                 CommandSupport.report(error, tool: Tool.self)
             }
+            // The printed URL leaves out id_token_hint (ConsoleOutput.writeURL): no token is ever
+            // printed. Providers then ask the person to confirm the logout.
+            func show(_ url: URL) {
+                ConsoleOutput.standardError.write("Open this URL to end the session at the provider:")
+                ConsoleOutput.standardError.writeURL(url)
+            }
             if !noBrowser, let url = result.endSessionURL, !result.endSessionCompleted {
                 // The provider's logout page does not come back to us (Cognito): just open it.
                 do {
                     try await SystemBrowserOpener().open(url)
                 } catch {
-                    ConsoleOutput.standardError.write("Open this URL to end the session at the provider:")
-                    ConsoleOutput.standardError.writeURL(url)
+                    show(url)
                 }
             }
-            if noBrowser, let url = result.endSessionURL {
-                // The printed URL leaves out id_token_hint (ConsoleOutput.writeURL): no token is ever
-                // printed. Providers then ask the person to confirm the logout.
-                ConsoleOutput.standardError.write("Open this URL to end the session at the provider:")
-                ConsoleOutput.standardError.writeURL(url)
-            }
+            if noBrowser, let url = result.endSessionURL { show(url) }
             CommandSupport.printLine("Signed out")
             if result.revocationError != nil { throw ExitCode(1) }
         }

@@ -27,9 +27,6 @@ public enum IssuedSecrets {
         $0.isEmpty ? nil : $0
     }
 
-    /// Whether secrets are being recorded.
-    public static var isRecording: Bool { path != nil }
-
     /// Appends each of `secrets` (empty ones and ones holding a line break are skipped) to the
     /// file named by ``environmentVariable``; does nothing when it is not set.
     public static func record(_ secrets: String...) {
