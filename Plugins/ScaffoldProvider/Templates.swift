@@ -3,11 +3,12 @@
 enum Templates {
     static func provider(_ request: ScaffoldRequest) -> String {
         let type = request.typeName
-        // Only the fixed-endpoints provider has Foundation types (URL) in its public declarations.
-        let foundationImport =
+        // Only the fixed-endpoints provider has Foundation types (URL) in its public declarations, and
+        // uses the provider-author helpers (`@_spi(Provider)`: the endpoint policy, `applying`).
+        let imports =
             switch request.mode {
-            case .discovery: "import Foundation"
-            case .fixedEndpoints: "public import Foundation"
+            case .discovery: "import Foundation\npublic import NativeAuth"
+            case .fixedEndpoints: "public import Foundation\n@_spi(Provider) public import NativeAuth"
             }
         let header = #"""
             // \#(type): NativeAuth's provider for \#(request.name), written by `swift package scaffold-provider`.
@@ -16,8 +17,7 @@ enum Templates {
             // Each hook is listed below at its place with what its default does: implement the ones where
             // \#(request.name) differs, and delete the comments of the others. The guide "Writing a provider"
             // in NativeAuth's documentation walks through each of them.
-            \#(foundationImport)
-            public import NativeAuth
+            \#(imports)
 
             """#
         let body: String
@@ -43,7 +43,7 @@ enum Templates {
                         var configuration = configuration
                         if configuration.issuer == nil {
                             guard let issuer = URL(string: Self.defaultIssuer) else {
-                                throw AuthError(.configurationInvalid, "the default issuer \(Self.defaultIssuer) is not a URL")
+                                throw AuthError.invalid(.issuer, "is not a URL: \(Self.defaultIssuer)")
                             }
                             configuration.issuer = issuer
                         }
@@ -52,13 +52,9 @@ enum Templates {
         } else {
             issuerLine = ""
             initBody = #"""
-                        guard configuration.issuer != nil else {
-                            throw AuthError(
-                                .configurationInvalid,
-                                "the field \"issuer\" is missing",
-                                hint: "set the issuer URL of \#(request.name)'s server (--issuer or \"issuer\" in the config file)"
-                            )
-                        }
+                        // A missing setting throws an error naming it (field "issuer"): a CLI says where
+                        // to set it (--issuer, NATIVEAUTH_ISSUER or "issuer" in a config file).
+                        guard configuration.issuer != nil else { throw AuthError.missing(.issuer) }
                         self.configuration = configuration
                 """#
         }
@@ -81,33 +77,28 @@ enum Templates {
                 public let configuration: ProviderConfiguration
 
                 /// Builds the provider. A setting that is missing or wrong throws
-                /// `AuthError(.configurationInvalid, …)` naming it; settings of your own are in
-                /// `configuration.additional`.
+                /// `AuthError(.configurationInvalid, …)` naming it (`AuthError.missing`,
+                /// `AuthError.invalid`); settings of your own are declared in `settings` and read with
+                /// `configuration.value(of:)`.
                 ///
                 /// - Parameter configuration: The client's registration.
                 public init(configuration: ProviderConfiguration) throws {
             \#(initBody)
                 }
 
+                // The configuration keys of your own (a tenant, a region), declared once: a CLI built with
+                // NativeAuthCommands offers an option, an environment variable and a hint for each.
+                // Default: none.
+                // public static let settings: [ProviderSetting] = [ProviderSetting("tenant", help: "…")]
+
                 // The name tokens are stored under. Default: the issuer.
                 // public var tokenIssuer: String { … }
 
-                // Where the endpoints come from. Default: OpenID Connect discovery from the issuer (then
-                // RFC 8414), with an exact issuer check and the configuration's endpoint overrides on top.
-                public func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata {
-                    guard let issuer = configuration.issuer else {
-                        throw AuthError(.configurationInvalid, "the field \"issuer\" is missing")
-                    }
-                    return try await Discovery.load(
-                        issuer: issuer,
-                        overrides: configuration.endpoints,
-                        transport: transport,
-                        errorMapper: errorMapper
-                    )
-                }
-
-                // Where `send` and `api PATH` resolve relative paths. Default: the issuer.
-                // public var apiBaseURL: URL? { … }
+                // Where the endpoints come from. Default: `loader.discover()`, OpenID Connect discovery
+                // from the issuer (then RFC 8414), with an exact issuer check and the configuration's
+                // endpoint overrides on top. Change the result here when \#(request.name) lacks something
+                // (`@_spi(Provider) import NativeAuth` for the loader).
+                // public func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata { … }
 
             """#
     }
@@ -132,24 +123,27 @@ enum Templates {
                 /// The host used when the configuration has no `host` setting.
                 public static let defaultHost = "https://id.\#(request.id).example"
 
+                /// `host`: where \#(request.name)'s server runs. A CLI built with NativeAuthCommands offers
+                /// `--host`, `NATIVEAUTH_HOST` and `"host"` in a config file for it.
+                public static let host = ProviderSetting("host", help: "\#(request.name)'s host (default: \(defaultHost)).")
+
+                /// The configuration keys of \#(request.name)'s own.
+                public static let settings: [ProviderSetting] = [host]
+
                 /// The configuration the provider was built from.
                 public let configuration: ProviderConfiguration
                 /// The host the endpoints are on.
                 public let host: URL
 
-                /// Builds the provider; `host` (in `configuration.additional`) defaults to ``defaultHost``.
-                /// A setting that is missing or wrong throws `AuthError(.configurationInvalid, …)` naming it.
+                /// Builds the provider; `host` defaults to ``defaultHost``. A setting that is missing or
+                /// wrong throws `AuthError(.configurationInvalid, …)` naming it.
                 ///
                 /// - Parameter configuration: The client's registration.
                 public init(configuration: ProviderConfiguration) throws {
-                    let text = (try? configuration.additional.string("host")) ?? Self.defaultHost
+                    let text = try configuration.value(of: Self.host) ?? Self.defaultHost
                     guard let host = URL(string: text), host.host != nil, host.scheme == "https" || host.scheme == "http"
                     else {
-                        throw AuthError(
-                            .configurationInvalid,
-                            "the field \"host\" is not a URL",
-                            hint: "set it like \(Self.defaultHost)"
-                        )
+                        throw AuthError.invalid(Self.host, "is not a URL", hint: "set it like \(Self.defaultHost)")
                     }
                     self.configuration = configuration
                     self.host = host
@@ -161,11 +155,11 @@ enum Templates {
                 // Where the endpoints come from. Default: OpenID Connect discovery from the issuer.
                 // \#(request.name) has no discovery: the endpoints are fixed paths on the host (change them
                 // to \#(request.name)'s), with the configuration's endpoint overrides on top.
-                public func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata {
+                public func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata {
                     guard let authorize = URL(string: host.absoluteString + "/oauth/authorize"),
                         let token = URL(string: host.absoluteString + "/oauth/token")
                     else {
-                        throw AuthError(.configurationInvalid, "the host \(host) cannot form endpoint URLs")
+                        throw AuthError.invalid(Self.host, "cannot form endpoint URLs: \(host)")
                     }
                     try EndpointPolicy.validate(token)
                     return ProviderMetadata(
@@ -177,9 +171,6 @@ enum Templates {
                     .applying(configuration.endpoints)
                 }
 
-                // Where `send` and `api PATH` resolve relative paths. Default: the issuer; here the host.
-                public var apiBaseURL: URL? { host }
-
             """#
     }
 
@@ -189,49 +180,35 @@ enum Templates {
             // NativeAuth sets itself (`state`, `code_challenge`, `redirect_uri`, …) cannot be replaced.
             // public func authorizationParameters(for request: AuthorizationRequest.Parameters) -> [FormField] { … }
 
-            // How the client authenticates at the token endpoint. Default: the configured method; else
-            // `none` without a client secret, else the first method of the metadata's
+            // Headers and client authentication of requests to the token, device authorization and
+            // revocation endpoints. `request.operation` and `request.grant` say what the request is for.
+            // Default: `Accept: application/json` and the standard client authentication: the configured
+            // method; else `none` without a client secret, else the first method of the metadata's
             // `token_endpoint_auth_methods_supported` that NativeAuth supports (`client_secret_basic`
-            // when the metadata does not say).
-            // public func clientAuthentication(metadata: ProviderMetadata) -> ClientAuthentication { … }
+            // when it does not say). Changing the form or headers needs `@_spi(Provider) import NativeAuth`.
+            // public func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata) { … }
 
-            // Headers and form fields of token requests. Default: `Accept: application/json` and the
-            // standard client authentication (`request.applyStandardClientAuthentication`).
-            // public func prepareTokenRequest(_ request: inout TokenRequest, metadata: ProviderMetadata) { … }
+            // How an answer's body is encoded. Default: JSON. A server that answers form-encoded (GitHub)
+            // reads it here (this hook takes an `HTTPResponse`: `import HTTPTypes`, from swift-http-types).
+            // public func parseBody(_ body: Data, of response: HTTPResponse) throws -> JSONObject? { … }
 
-            // Reading the token endpoint's answers. Default: RFC 6749 §5.1 JSON through
-            // `TokenResponseDecoder.decodeJSON` (`expires_in` as a number or a numeric string); an HTTP
-            // error, or an `error` member even with HTTP 200, goes through `errorMapper`. A server that
-            // wraps or renames fields unwraps them here with `TokenResponseDecoder.decodeSuccessful`
-            // (this hook takes an `HTTPResponse`: `import HTTPTypes`, from swift-http-types).
-            // public func decodeTokenResponse(
-            //     _ response: HTTPResponse, body: Data, context: TokenResponseDecoder.Context
-            // ) throws -> TokenSet { … }
-
-            // Reading the device authorization answer (RFC 8628 §3.2). Default: JSON through
-            // `DeviceAuthorization.decodeJSON`.
-            // public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization { … }
-
-            // Reading the userinfo answer. Default: the OpenID Connect claims as they are (`sub` required).
-            // A server without OpenID Connect maps its account document to claims here.
-            // public func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo { … }
+            // Where the fields of an answer are (token, device authorization, userinfo: `operation` says
+            // which). Default: at the top, with the standard names. A server that wraps them
+            // (`{"data": {…}}`) unwraps them here; one that names them otherwise renames them.
+            // An `error` member, or an HTTP error, never gets here: it goes through `errorMapper`.
+            // public func fields(of object: JSONObject, for operation: AuthOperation) throws -> JSONObject { … }
 
             // How ID tokens are checked. Default: every check (signature against the JWKS, `iss`, `aud`,
             // `exp`, `nonce`, …) with a 60-second leeway. Turn a check off only for a server that cannot
             // comply, and say why.
             // public var idTokenValidation: IDTokenValidationOptions { … }
 
-            // The URL that ends the session at the provider. Default: OpenID Connect RP-Initiated Logout
+            // The page that ends the session at the provider. Default: OpenID Connect RP-Initiated Logout
             // at the metadata's `end_session_endpoint` with `id_token_hint`, `post_logout_redirect_uri`,
-            // `client_id` and `state`; `nil` when there is no such endpoint.
-            // public func endSessionURL(
-            //     metadata: ProviderMetadata, idToken: String?, postLogoutRedirectURI: URL?, state: String
-            // ) -> URL? { … }
-
-            // Whether the end-session page returns to the app with its `state`. Default: `true`. Say `false`
-            // for a logout page that goes to a fixed page of its own: the CLI then opens it and waits for
-            // nothing.
-            // public var endSessionReturnsToApp: Bool { … }
+            // `client_id` and `state`, which returns to the app (`.returnsToApp(url)`); `nil` when there
+            // is no such endpoint. A logout page that ends on a page of its own is `.endsElsewhere(url)`:
+            // a CLI then opens it and waits for nothing.
+            // public func endSession(_ parameters: EndSessionParameters) -> EndSession? { … }
 
             // \#(request.name)'s error dialect. Default: `StandardErrorMapper` (RFC 6749 §5.2, RFC 6750 §3,
             // and the usual HTTP failures). \#(request.typeName)ErrorMapper hands it everything it does not map.

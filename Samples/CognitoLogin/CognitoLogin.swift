@@ -35,25 +35,4 @@ struct CognitoLogin: AsyncParsableCommand, NativeAuthTool {
         try registry.register(CognitoProvider.self)
         return registry
     }
-
-    /// Where the user pool is, and where its logout page returns to.
-    struct ProviderOptions: ProviderOptionSet {
-        @Option(name: .long, help: "The AWS region of the user pool, like eu-west-1.")
-        var region: String?
-        @Option(name: .customLong("user-pool-id"), help: "The user pool id, like eu-west-1_AbCdEf123.")
-        var userPoolID: String?
-        @Option(name: .long, help: "The user pool domain: a prefix, or a custom domain URL.")
-        var domain: String?
-        @Option(name: .customLong("logout-uri"), help: "An allowed sign-out URL of the app client.")
-        var logoutURI: String?
-
-        var settings: [String: String] {
-            var settings: [String: String] = [:]
-            settings["region"] = region
-            settings["user_pool_id"] = userPoolID
-            settings["domain"] = domain
-            settings["logout_uri"] = logoutURI
-            return settings
-        }
-    }
 }

@@ -4,6 +4,7 @@
 //   github-login login --device --client-id Iv1.0123456789abcdef
 //   github-login api /user
 import ArgumentParser
+import Foundation
 import NativeAuth
 import NativeAuthCommands
 import NativeAuthGitHub
@@ -35,11 +36,8 @@ struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
         return registry
     }
 
-    /// `--host`: a GitHub Enterprise Server instead of github.com.
-    struct ProviderOptions: ProviderOptionSet {
-        @Option(name: .long, help: "A GitHub Enterprise Server URL (default: https://github.com).")
-        var host: String?
-
-        var settings: [String: String] { host.map { ["host": $0] } ?? [:] }
+    /// `api PATH` goes to GitHub's REST API, not to the web host.
+    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
+        (provider as? GitHubProvider)?.apiBaseURL
     }
 }

@@ -5,6 +5,7 @@
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
 //   swift build --traits Cognito        # a nativeauth that links NativeAuthCognito only
 import ArgumentParser
+import Foundation
 import NativeAuth
 import NativeAuthCommands
 
@@ -83,27 +84,11 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         return omitted
     }
 
-    /// The options of every provider compiled in.
-    struct ProviderOptions: ProviderOptionSet {
-        @Option(name: .long, help: "GitHub: a GitHub Enterprise Server URL (default: https://github.com).")
-        var host: String?
-        @Option(name: .long, help: "Cognito: the AWS region of the user pool.")
-        var region: String?
-        @Option(name: .customLong("user-pool-id"), help: "Cognito: the user pool id.")
-        var userPoolID: String?
-        @Option(name: .long, help: "Cognito: the user pool domain (a prefix or a URL).")
-        var domain: String?
-        @Option(name: .customLong("logout-uri"), help: "Cognito: an allowed sign-out URL of the app client.")
-        var logoutURI: String?
-
-        var settings: [String: String] {
-            var settings: [String: String] = [:]
-            settings["host"] = host
-            settings["region"] = region
-            settings["user_pool_id"] = userPoolID
-            settings["domain"] = domain
-            settings["logout_uri"] = logoutURI
-            return settings
-        }
+    /// `api PATH` goes to GitHub's REST API for GitHub, to the issuer for the others.
+    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
+        #if GitHub
+            if let github = provider as? GitHubProvider { return github.apiBaseURL }
+        #endif
+        return provider.configuration.issuer
     }
 }

@@ -122,7 +122,8 @@ package enum CommandSupport {
         var lines = ["\(label) \(error.description)"]
         if error.isLoginRequired {
             lines.append("hint: run `\(Tool.toolName) login`")
-        } else if let hint = error.hint {
+        } else if let hint = error.field.flatMap(Tool.hint(forField:)) ?? error.hint {
+            // An error about a configuration key says where this tool sets it.
             lines.append("hint: \(hint)")
         }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))

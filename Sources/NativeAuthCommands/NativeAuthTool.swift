@@ -1,4 +1,5 @@
-public import ArgumentParser
+public import Foundation
+internal import NIOConcurrencyHelpers
 public import NativeAuth
 
 /// What a command-line tool tells the ready-made commands about itself.
@@ -11,6 +12,7 @@ public import NativeAuth
 ///         commandName: "oidc-login",
 ///         subcommands: [LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self]
 ///     )
+///     static let toolName = "oidc-login"
 ///     static let defaultProvider = GenericOIDCProvider.id
 ///     static func makeRegistry() throws -> ProviderRegistry {
 ///         var registry = ProviderRegistry()
@@ -19,10 +21,12 @@ public import NativeAuth
 ///     }
 /// }
 /// ```
+///
+/// Every command takes the standard options (`--issuer`, `--client-id`, …) and one option per
+/// setting the registered providers declare (`AuthProvider.settings`: Cognito's
+/// `--region`, GitHub's `--host`), with its environment variable (`NATIVEAUTH_REGION`), its key in
+/// a `--config` file, and the hint of an error about it, all derived from the declaration.
 public protocol NativeAuthTool {
-    /// The tool's own options for its provider (`github-login --host`), shared by every command.
-    associatedtype ProviderOptions: ProviderOptionSet = NoProviderOptions
-
     /// The tool's command name, used in hints ("run `oidc-login login`").
     static var toolName: String { get }
     /// The provider id used when neither `--provider` nor the configuration names one.
@@ -32,30 +36,74 @@ public protocol NativeAuthTool {
     /// Hints for provider ids this build left out, by id ("rebuild with the GitHub trait"); shown
     /// when a configuration asks for one. Default: none.
     static var omittedProviders: [String: String] { get }
+    /// Where `api PATH` resolves a relative path for `provider`. Default: the provider's issuer.
+    /// A tool whose provider's API lives elsewhere says so here (GitHub's `https://api.github.com`).
+    static func apiBaseURL(for provider: any AuthProvider) -> URL?
 }
 
 extension NativeAuthTool {
     public static var omittedProviders: [String: String] { [:] }
+
+    public static func apiBaseURL(for provider: any AuthProvider) -> URL? { provider.configuration.issuer }
 }
 
-/// A tool's provider-specific options, parsed with every command and turned into configuration
-/// settings (snake_case keys, as in the `--config` file), which win over the file and environment.
-///
-/// ```swift
-/// struct GitHubOptions: ProviderOptionSet {
-///     @Option(help: "A GitHub Enterprise Server URL.") var host: String?
-///     var settings: [String: String] { host.map { ["host": $0] } ?? [:] }
-///     init() {}
-/// }
-/// ```
-public protocol ProviderOptionSet: ParsableArguments {
-    /// The settings given on the command line.
-    var settings: [String: String] { get }
+extension NativeAuthTool {
+    /// The settings of the registered providers, each key once, in the order of the registry's
+    /// ids; the standard ones (which have options of their own) left out. Worked out once per tool:
+    /// argument-parser asks for each option's name and help every time it builds the options.
+    static var providerSettings: [DeclaredSetting] {
+        let tool = ObjectIdentifier(Self.self)
+        if let known = declaredSettings.withLockedValue({ $0[tool] }) { return known }
+        let declared = declareSettings()
+        declaredSettings.withLockedValue { $0[tool] = declared }
+        return declared
+    }
+
+    private static func declareSettings() -> [DeclaredSetting] {
+        guard let registry = try? makeRegistry() else { return [] }
+        let types = registry.providerTypes
+        let standard = Set(ProviderSetting.standard.map(\.key) + ConnectionOptions.ownKeys)
+        var declared: [DeclaredSetting] = []
+        for type in types {
+            for setting in type.settings where !standard.contains(setting.key) {
+                if let index = declared.firstIndex(where: { $0.setting.key == setting.key }) {
+                    declared[index].providers.append(type.id)
+                    declared[index].helps.append(setting.help)
+                } else {
+                    declared.append(DeclaredSetting(setting: setting, providers: [type.id], helps: [setting.help]))
+                }
+            }
+        }
+        // A tool with several providers says whose setting each is.
+        guard types.count > 1 else { return declared }
+        return declared.map { entry in
+            var entry = entry
+            entry.helps = zip(entry.providers, entry.helps).map { "\($0): \($1)" }
+            return entry
+        }
+    }
+
+    /// The hint for an error about the configuration key `field`: where it is set.
+    static func hint(forField field: String) -> String? {
+        if field == "device_authorization_endpoint" {
+            return "set it with --device-endpoint URL (login --device), or \"device_authorization_endpoint\""
+                + " in --config FILE"
+        }
+        let settings = ProviderSetting.standard + providerSettings.map(\.setting)
+        guard let setting = settings.first(where: { $0.key == field }) else { return nil }
+        return "set it with \(setting.flag), \(setting.environmentVariable) or \"\(setting.key)\" in --config FILE"
+    }
 }
 
-/// No provider-specific options.
-public struct NoProviderOptions: ProviderOptionSet {
-    public var settings: [String: String] { [:] }
-    /// Creates the empty set.
-    public init() {}
+/// The declared settings of each tool type, once worked out (``NativeAuthTool/providerSettings``).
+private let declaredSettings = NIOLockedValueBox<[ObjectIdentifier: [DeclaredSetting]]>([:])
+
+/// A provider setting as a tool offers it: the declaration, and which providers declared it.
+struct DeclaredSetting: Sendable {
+    var setting: ProviderSetting
+    var providers: [String]
+    var helps: [String]
+
+    /// The option's help: the declaration's, or each provider's when several declared the key.
+    var help: String { helps.joined(separator: " / ") }
 }

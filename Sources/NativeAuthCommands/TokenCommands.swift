@@ -49,7 +49,7 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
 /// `api PATH|URL`: an authorized GET; prints the body, exits non-zero on HTTP ≥ 400.
 ///
-/// A path is resolved against the provider's API base (`AuthProvider.apiBaseURL`).
+/// A path is resolved against the provider's API base (``NativeAuthTool/apiBaseURL(for:)``).
 public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -75,7 +75,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 }
                 url = absolute
             } else {
-                guard let base = authenticator.provider.apiBaseURL,
+                guard let base = Tool.apiBaseURL(for: authenticator.provider),
                     let relative = URL(
                         string: target.hasPrefix("/") ? String(target.dropFirst()) : target,
                         relativeTo: base.appendingSlash)

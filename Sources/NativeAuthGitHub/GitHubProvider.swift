@@ -1,14 +1,16 @@
 public import Foundation
 public import HTTPTypes
 public import LenientJSON
-public import NativeAuth
+@_spi(Provider) public import NativeAuth
 
 /// GitHub OAuth apps and GitHub Apps on github.com and GitHub Enterprise Server.
 ///
 /// - Endpoints are static (GitHub has no discovery): `HOST/login/oauth/authorize`,
 ///   `HOST/login/oauth/access_token` and `HOST/login/device/code`, with `HOST` from the
-///   configuration's `host` (default `https://github.com`). The API is `https://api.github.com`
-///   for github.com and `HOST/api/v3` for a server of your own; `userInfo()` is `GET /user`.
+///   configuration's `host` (`ProviderSetting.githubHost`, default `https://github.com`).
+///   The API is ``apiBaseURL``: `https://api.github.com` for github.com and `HOST/api/v3` for a
+///   server of your own; `userInfo()` is `GET /user`, whose `id` and `login` become `sub` and
+///   `preferred_username`.
 /// - Token answers are read whether they come as JSON or form-encoded, and an `error` in an HTTP
 ///   200 body is an error (``GitHubErrorMapper`` gives GitHub's codes their meaning).
 /// - `scope` comes comma-separated; tokens with and without `expires_in` (and a refresh token) work.
@@ -24,22 +26,22 @@ public struct GitHubProvider: AuthProvider {
     /// `"github"`.
     public static let id = "github"
 
+    /// `host`.
+    public static let settings: [ProviderSetting] = [.githubHost]
+
     public let configuration: ProviderConfiguration
     /// The web host: `https://github.com`, or a GitHub Enterprise Server.
     public let host: URL
 
-    /// Builds the provider; `host` (in ``ProviderConfiguration/additional``) defaults to
-    /// `https://github.com`.
+    /// Builds the provider; `host` defaults to `https://github.com`.
+    ///
+    /// - Throws: `AuthError` (field `host`) when `host` is not an http(s) URL.
     public init(configuration: ProviderConfiguration) throws {
-        let text = (try? configuration.additional.string("host")) ?? nil
-        guard let host = URL(string: (text ?? "https://github.com").trimmingSuffix("/")), host.host != nil,
+        let text = try configuration.value(of: .githubHost) ?? "https://github.com"
+        guard let host = URL(string: text.trimmingSuffix("/")), host.host != nil,
             host.scheme == "https" || host.scheme == "http"
         else {
-            throw AuthError(
-                .configurationInvalid,
-                "the field \"host\" is not a URL",
-                hint: "set it like --host https://github.example.com"
-            )
+            throw AuthError.invalid(.githubHost, "is not a URL", hint: "set it like --host https://github.example.com")
         }
         self.configuration = configuration
         self.host = host
@@ -48,19 +50,21 @@ public struct GitHubProvider: AuthProvider {
     /// Whether this is github.com rather than an Enterprise Server.
     public var isGitHubDotCom: Bool { host.host?.lowercased() == "github.com" }
 
+    /// Tokens are stored under the host: GitHub has no issuer.
     public var tokenIssuer: String { host.absoluteString }
 
+    /// Where GitHub's REST API is: `https://api.github.com`, or `HOST/api/v3` on an Enterprise Server.
     public var apiBaseURL: URL? {
         isGitHubDotCom ? URL(string: "https://api.github.com") : URL(string: host.absoluteString + "/api/v3")
     }
 
-    public func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata {
+    public func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata {
         let base = host.absoluteString
         guard let authorize = URL(string: base + "/login/oauth/authorize"),
             let token = URL(string: base + "/login/oauth/access_token"),
             let device = URL(string: base + "/login/device/code")
         else {
-            throw AuthError(.configurationInvalid, "the GitHub host \(base) cannot form endpoint URLs")
+            throw AuthError.invalid(.githubHost, "cannot form endpoint URLs (\(base))")
         }
         try EndpointPolicy.validate(token)
         return ProviderMetadata(
@@ -74,47 +78,29 @@ public struct GitHubProvider: AuthProvider {
         .applying(configuration.endpoints)
     }
 
-    public func prepareTokenRequest(_ request: inout TokenRequest, metadata: ProviderMetadata) {
+    /// JSON answers, the client id in the form, and the client secret except in the device flow
+    /// (which GitHub runs without one).
+    public func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata) {
         request.headerFields[.accept] = "application/json"
-        let isDeviceFlow =
-            request.operation == .deviceAuthorization
-            || request.form.contains { $0.name == "grant_type" && $0.value.hasSuffix(":device_code") }
+        let isDeviceFlow = request.operation == .deviceAuthorization || request.grant == .deviceCode
         request.setForm("client_id", configuration.clientID)
         if !isDeviceFlow, let secret = configuration.clientSecret, !secret.isEmpty {
             request.setForm("client_secret", secret)
         }
     }
 
-    public func decodeTokenResponse(
-        _ response: HTTPResponse,
-        body: Data,
-        context: TokenResponseDecoder.Context
-    ) throws -> TokenSet {
-        try TokenResponseDecoder.decodeSuccessful(
-            response,
-            body: body,
-            operation: context.operation,
-            requiredKey: "access_token",
-            errorMapper: errorMapper,
-            parse: Self.parser(for: response)
-        ) { object in try TokenResponseDecoder.decode(object, context: context) }
+    /// Reads an answer as GitHub sends it: form-encoded when it says so, else JSON.
+    public func parseBody(_ body: Data, of response: HTTPResponse) throws -> JSONObject? {
+        let isForm = response.headerFields[.contentType]?.lowercased().hasPrefix(FormURLEncoding.mediaType) == true
+        guard isForm else { return try JSONValue.parse(body).objectValue }
+        return JSONObject(
+            FormURLEncoding.decode(bytes: body).map { JSONObject.Member(key: $0.name, value: .string($0.value)) })
     }
 
-    public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization {
-        try TokenResponseDecoder.decodeSuccessful(
-            response,
-            body: body,
-            operation: .deviceAuthorization,
-            requiredKey: "device_code",
-            errorMapper: errorMapper,
-            parse: Self.parser(for: response),
-            build: DeviceAuthorization.decode
-        )
-    }
-
-    public func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo {
-        // GET /user has no `sub`: the numeric id is the stable one, the login the readable one.
-        var claims = claims
+    /// `GET /user` has no `sub`: the numeric `id` is the stable one, the `login` the readable one.
+    public func fields(of object: JSONObject, for operation: AuthOperation) throws -> JSONObject {
+        guard operation == .userInfo else { return object }
+        var claims = object
         if claims["sub"] == nil, let id = claims["id"] {
             switch id {
             case .integer(let number): claims["sub"] = .string(String(number))
@@ -125,20 +111,16 @@ public struct GitHubProvider: AuthProvider {
         if claims["preferred_username"] == nil, let login = try? claims.string("login") {
             claims["preferred_username"] = .string(login)
         }
-        return try UserInfo(claims: claims)
+        return claims
     }
 
     public var errorMapper: any ErrorMapper { GitHubErrorMapper() }
+}
 
-    /// Reads an answer as GitHub sends it: form-encoded when it says so, else JSON.
-    static func parser(for response: HTTPResponse) -> (Data) throws -> JSONObject? {
-        let isForm = response.headerFields[.contentType]?.lowercased().hasPrefix(FormURLEncoding.mediaType) == true
-        guard isForm else { return { try JSONValue.parse($0).objectValue } }
-        return { body in
-            JSONObject(
-                FormURLEncoding.decode(bytes: body).map { JSONObject.Member(key: $0.name, value: .string($0.value)) })
-        }
-    }
+extension ProviderSetting {
+    /// `host`: the GitHub web host (``GitHubProvider``).
+    public static let githubHost = ProviderSetting(
+        "host", help: "A GitHub Enterprise Server URL (default: https://github.com).")
 }
 
 extension String {

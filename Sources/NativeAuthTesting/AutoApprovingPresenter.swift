@@ -1,5 +1,5 @@
 import Foundation
-public import NativeAuth
+@_spi(Provider) public import NativeAuth
 
 /// A presenter that plays a person who approves at once, without a browser and without a listener:
 /// it reads the authorization URL and hands NativeAuth a redirect carrying a code, the request's

@@ -1,6 +1,8 @@
 public import Foundation
+public import HTTPTypes
 internal import LenientJSON
-internal import NativeAuth
+internal import Logging
+public import NativeAuth
 
 /// NativeAuth's parsers of untrusted input that are not public API, for fuzzing (the `Fuzz/`
 /// package) and for tests outside the package.
@@ -18,5 +20,32 @@ public enum ParserEntryPoints {
         case .success(let keys): keys.count
         case .failure: nil
         }
+    }
+
+    /// Reads a token endpoint's answer exactly as a refresh does: the provider's decode hooks, the
+    /// `error` member, the fields, the error mapping. Nothing is sent.
+    ///
+    /// - Parameters:
+    ///   - response: The answer's status and header fields.
+    ///   - body: Its body.
+    ///   - provider: The provider whose hooks read it.
+    /// - Returns: The tokens, or the error NativeAuth would report.
+    public static func tokenResponse(
+        _ response: HTTPResponse,
+        body: Data,
+        provider: any AuthProvider
+    ) -> Result<TokenSet, AuthError> {
+        let client = ExchangeClient(
+            provider: provider,
+            transport: FakeTransport { _, _ in throw AuthError(.network, "the fuzz entry point sends nothing") },
+            clock: AuthClock(now: { Date(timeIntervalSince1970: 1_800_000_000) }, sleep: { _ in }),
+            logger: Logger(label: "NativeAuth.fuzz") { _ in SwiftLogNoOpLogHandler() }
+        )
+        let context = TokenResponseDecoder.Context(
+            requestedScopes: ["openid"], receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        return client.read(response, body, operation: .refresh, requiredKey: "access_token") { fields in
+            try TokenResponseDecoder.decode(fields, context: context)
+        }
+        .mapError(\.error)
     }
 }

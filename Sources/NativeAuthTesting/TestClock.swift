@@ -1,37 +1,56 @@
 public import Foundation
 import NIOConcurrencyHelpers
-import NativeAuth
+public import NativeAuth
 
-/// A clock that moves only when told: share one between a ``SandboxAuthorizationServer`` and an
-/// `Authenticator` to test expiry without waiting.
+/// A clock that moves only when told, or when the code under test sleeps: share one between a
+/// ``SandboxAuthorizationServer`` and an `Authenticator` to test expiry and polling without waiting.
 ///
 /// ```swift
 /// let clock = TestClock()
-/// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.read))
-/// let auth = Authenticator(provider: provider, store: MemoryTokenStore(), clock: clock.read)
+/// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.clock))
+/// let auth = Authenticator(provider: provider, store: MemoryTokenStore(), clock: clock.clock)
 /// // … sign in, then:
 /// clock.advance(by: .seconds(3601))  // the access token has expired for both sides
 /// ```
+///
+/// Sleeping on ``clock`` moves the time forward by the duration at once and records it
+/// (``sleeps``): a device-flow sign-in polls through its whole schedule in no real time. A
+/// cancelled task's sleep throws `CancellationError`, like `Task.sleep`.
 public final class TestClock: Sendable {
-    private let current: NIOLockedValueBox<Date>
+    private let state: NIOLockedValueBox<(now: Date, sleeps: [Duration])>
 
     /// Creates a clock.
     ///
     /// - Parameter start: The time it shows until it is advanced; default now.
     public init(_ start: Date = Date()) {
-        current = NIOLockedValueBox(start)
+        state = NIOLockedValueBox((start, []))
     }
 
     /// The time it shows.
-    public var now: Date { current.withLockedValue { $0 } }
+    public var now: Date { state.withLockedValue { $0.now } }
 
-    /// The clock as a closure, for the `clock:` parameters.
-    public var read: @Sendable () -> Date { { [self] in now } }
+    /// Every sleep asked of ``clock`` so far, in order.
+    public var sleeps: [Duration] { state.withLockedValue { $0.sleeps } }
+
+    /// The clock to inject (`Authenticator`, the sandbox, the stores' locks).
+    public var clock: AuthClock {
+        AuthClock(
+            now: { [self] in now },
+            sleep: { [self] duration in
+                try Task.checkCancellation()
+                state.withLockedValue { state in
+                    state.sleeps.append(duration)
+                    state.now = state.now.addingTimeInterval(duration.timeInterval)
+                }
+                await Task.yield()
+            }
+        )
+    }
 
     /// Moves the clock forward.
     ///
     /// - Parameter duration: How far.
     public func advance(by duration: Duration) {
-        current.withLockedValue { $0 = $0.addingTimeInterval(duration.timeInterval) }
+        state.withLockedValue { $0.now = $0.now.addingTimeInterval(duration.timeInterval) }
     }
 }

@@ -2,7 +2,7 @@ public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-public import NativeAuth
+@_spi(Provider) public import NativeAuth
 
 /// A request as ``TestHTTPServer`` received it.
 public struct TestRequest: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import InitechProvider
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import NativeAuthTesting
 import TestSupport
 import Testing

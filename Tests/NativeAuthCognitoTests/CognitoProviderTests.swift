@@ -5,7 +5,7 @@ import HTTPTypesFoundation
 import JWTKit
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import NativeAuthCognito
 import TestSupport
 import Testing

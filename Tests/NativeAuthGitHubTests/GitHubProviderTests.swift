@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import NativeAuthGitHub
 import TestSupport
 import Testing
@@ -168,10 +168,12 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = FormURLEncoding.mediaType
         let body = Data("error=\(error)&error_description=Something&error_uri=https%3A%2F%2Fdocs.github.com".utf8)
+        let client = ExchangeClient.forTests(try GitHubProvider(configuration: ProviderConfiguration(clientID: "c")))
         let mapped = #expect(throws: AuthError.self) {
-            try GitHubProvider(configuration: ProviderConfiguration(clientID: "c")).decodeTokenResponse(
-                response, body: body,
-                context: .init(operation: operation, requestedScopes: [], receivedAt: Date()))
+            try client.read(response, body, operation: operation, requiredKey: "access_token") { fields in
+                try TokenResponseDecoder.decode(fields, context: .init(requestedScopes: [], receivedAt: Date()))
+            }
+            .mapError(\.error).get()
         }
         #expect(mapped?.code == code)
         #expect(mapped?.oauthError == error, "the OAuth code is kept (the device poll reads it)")
@@ -193,16 +195,18 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         )
     }
 
-    private func authenticator(_ github: FakeGitHub, secret: String? = "github-client-secret-5d8e0b") throws
-        -> Authenticator
-    {
-        Authenticator(provider: try provider(github, secret: secret), store: MemoryTokenStore())
+    private func authenticator(
+        _ github: FakeGitHub,
+        secret: String? = "github-client-secret-5d8e0b",
+        clock: AuthClock = .system
+    ) throws -> Authenticator {
+        Authenticator(provider: try provider(github, secret: secret), store: MemoryTokenStore(), clock: clock)
     }
 
     @Test func endpointsAreStaticForGitHubAndEnterpriseServers() async throws {
         let dotCom = try GitHubProvider(configuration: ProviderConfiguration(clientID: "c"))
         #expect(dotCom.apiBaseURL?.absoluteString == "https://api.github.com")
-        let metadata = try await dotCom.loadMetadata(using: URLSessionTransport())
+        let metadata = try await ExchangeClient.forTests(dotCom).metadata()
         #expect(metadata.authorizationEndpoint.absoluteString == "https://github.com/login/oauth/authorize")
         #expect(metadata.tokenEndpoint.absoluteString == "https://github.com/login/oauth/access_token")
         #expect(metadata.deviceAuthorizationEndpoint?.absoluteString == "https://github.com/login/device/code")
@@ -212,7 +216,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
             configuration: ProviderConfiguration(clientID: "c", additional: ["host": "https://github.example.com/"]))
         #expect(enterprise.apiBaseURL?.absoluteString == "https://github.example.com/api/v3")
         #expect(
-            try await enterprise.loadMetadata(using: URLSessionTransport()).userInfoEndpoint?.absoluteString
+            try await ExchangeClient.forTests(enterprise).metadata().userInfoEndpoint?.absoluteString
                 == "https://github.example.com/api/v3/user")
         #expect(enterprise.tokenIssuer == "https://github.example.com")
 
@@ -278,14 +282,12 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     @Test func theDeviceFlowSendsNoSecretAndHonoursSlowDown() async throws {
         let github = try await FakeGitHub.start(
             .init(devicePolls: ["authorization_pending", "slow_down", "authorization_pending"]))
-        let auth = try authenticator(github)
-        let sleeps = NIOLockedValueBox<[Int]>([])
-        let tokens = try await auth.loginWithDevice(
-            display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }),
-            sleep: { duration in sleeps.withLockedValue { $0.append(Int(duration.components.seconds)) } }
-        )
+        let clock = TestClock()
+        let auth = try authenticator(github, clock: clock.clock)
+        let tokens = try await auth.loginWithDevice(display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }))
         #expect(tokens.accessToken.hasPrefix("gho_"))
-        #expect(sleeps.withLockedValue { $0 } == [1, 1, 6, 6], "slow_down carries GitHub's new interval")
+        #expect(
+            clock.sleeps == [.seconds(1), .seconds(1), .seconds(6), .seconds(6)], "slow_down carries GitHub's interval")
         let requests = github.form(of: "/login/device/code") + github.form(of: "/login/oauth/access_token")
         #expect(requests.count == 5)
         #expect(requests.allSatisfy { $0.first(named: "client_secret") == nil }, "no secret in the device flow")

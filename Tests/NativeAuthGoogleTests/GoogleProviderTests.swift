@@ -2,7 +2,7 @@ import Foundation
 import JWTKit
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import NativeAuthGoogle
 import TestSupport
 import Testing

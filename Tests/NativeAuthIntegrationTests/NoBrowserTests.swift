@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import LenientJSON
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import TestSupport
 import Testing
 
@@ -174,7 +174,7 @@ struct SignInTests {
         let metadata = try await Discovery.load(
             issuer: server.issuer,
             overrides: EndpointOverrides(),
-            transport: URLSessionTransport()
+            client: try .forTests(issuer: server.issuer)
         )
         #expect(metadata.authorizationResponseIssParameterSupported)
         // The OIDC document lists no revocation endpoint; the RFC 8414 one does.

@@ -3,7 +3,7 @@ import HTTPTypes
 import HTTPTypesFoundation
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import NativeAuthTesting
 import Testing
 
@@ -46,7 +46,7 @@ func authenticator(
     _ sandbox: SandboxAuthorizationServer,
     scopes: [String] = ["openid", "profile", "email"],
     store: any TokenStore = MemoryTokenStore(),
-    clock: @escaping @Sendable () -> Date = { Date() }
+    clock: AuthClock = .system
 ) throws -> Authenticator {
     let configuration = ProviderConfiguration(
         issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID, scopes: scopes)
@@ -255,7 +255,9 @@ func raw(
 @Suite struct SandboxControlTests {
     @Test func deviceFlowPendingThenApprovedThroughThePage() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .zero))
-        let auth = try authenticator(sandbox)
+        // Polls every 50 ms, whatever interval the sandbox names.
+        let auth = try authenticator(
+            sandbox, clock: AuthClock(now: { Date() }, sleep: { _ in try await Task.sleep(for: .milliseconds(50)) }))
         struct Approver: DeviceCodeDisplay {
             let sandbox: SandboxAuthorizationServer
             func show(_ authorization: DeviceAuthorization) async {
@@ -271,8 +273,7 @@ func raw(
                 }
             }
         }
-        let tokens = try await auth.loginWithDevice(
-            display: Approver(sandbox: sandbox), sleep: { _ in try await Task.sleep(for: .milliseconds(50)) })
+        let tokens = try await auth.loginWithDevice(display: Approver(sandbox: sandbox))
         #expect(tokens.subject == "sandbox-user-alice")
         #expect(sandbox.grantCount(.deviceCode) >= 2, "at least one authorization_pending first")
         #expect(sandbox.requestCount(.deviceAuthorization) == 1)
@@ -288,7 +289,8 @@ func raw(
             }
         }
         let error = await #expect(throws: AuthError.self) {
-            try await authenticator(sandbox).loginWithDevice(display: Denier(sandbox: sandbox), sleep: { _ in })
+            try await authenticator(sandbox, clock: AuthClock(now: { Date() }, sleep: { _ in }))
+                .loginWithDevice(display: Denier(sandbox: sandbox))
         }
         #expect(error?.oauthError == "access_denied")
         await sandbox.stop()
@@ -318,8 +320,8 @@ func raw(
     @Test func anInjectedClockExpiresTokensWithoutWaiting() async throws {
         let clock = TestClock()
         let sandbox = try await SandboxAuthorizationServer.start(
-            .init(autoApprove: true, accessTokenLifetime: .seconds(600), clock: clock.read))
-        let auth = try authenticator(sandbox, clock: clock.read)
+            .init(autoApprove: true, accessTokenLifetime: .seconds(600), clock: clock.clock))
+        let auth = try authenticator(sandbox, clock: clock.clock)
         let tokens = try await auth.login(presenter: loopback())
         #expect(try await auth.accessToken() == tokens.accessToken)
         clock.advance(by: .seconds(601))
@@ -333,8 +335,8 @@ func raw(
 
     @Test func concurrentCallersAfterExpiryCauseOneRefresh() async throws {
         let clock = TestClock()
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.read))
-        let auth = try authenticator(sandbox, clock: clock.read)
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.clock))
+        let auth = try authenticator(sandbox, clock: clock.clock)
         _ = try await auth.login(presenter: loopback())
         clock.advance(by: .seconds(3600))
         try await withThrowingTaskGroup(of: Int.self) { group in

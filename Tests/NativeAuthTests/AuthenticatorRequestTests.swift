@@ -162,12 +162,14 @@ private struct LocalProvider {
 private actor ScriptedStore: TokenStore {
     var loads: [TokenSet?]
     var saved: [TokenSet] = []
+    nonisolated let lock = InProcessTokenLock()
 
     init(loads: [TokenSet?]) { self.loads = loads }
 
     func load(_ key: TokenKey) -> TokenSet? { loads.count > 1 ? loads.removeFirst() : loads.first ?? nil }
     func save(_ tokens: TokenSet, for key: TokenKey) { saved.append(tokens) }
     func remove(_ key: TokenKey) {}
+    func keys() -> [TokenKey] { [] }
 }
 
 @Suite struct RotationRaceTests {

@@ -1,6 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import TestSupport
 import Testing
 
@@ -50,20 +50,12 @@ private struct DeviceServer {
     var issuer: URL { server.url("/o") }
 }
 
-/// A clock that only moves when the device flow sleeps, and the sleeps it was asked for.
-private final class FakeTime: Sendable {
-    private let state = NIOLockedValueBox((now: fixedNow, sleeps: [Duration]()))
+extension TestClock {
+    /// A clock at ``fixedNow`` that moves only when the device flow sleeps.
+    fileprivate static func fixed() -> TestClock { TestClock(fixedNow) }
 
-    var now: Date { state.withLockedValue { $0.now } }
-    var sleeps: [Int] { state.withLockedValue { $0.sleeps.map { Int($0.components.seconds) } } }
-
-    func sleep(_ duration: Duration) async throws {
-        try Task.checkCancellation()
-        state.withLockedValue {
-            $0.sleeps.append(duration)
-            $0.now = $0.now.addingTimeInterval(TimeInterval(duration.components.seconds))
-        }
-    }
+    /// The sleeps asked for, in whole seconds.
+    fileprivate var sleptSeconds: [Int] { sleeps.map { Int($0.components.seconds) } }
 }
 
 /// Records what a display was asked to show.
@@ -80,11 +72,11 @@ private let success = TestResponse.json(
 )
 
 @Suite struct DeviceFlowTests {
-    private func authenticator(_ server: DeviceServer, store: any TokenStore, time: FakeTime) throws -> Authenticator {
+    private func authenticator(_ server: DeviceServer, store: any TokenStore, time: TestClock) throws -> Authenticator {
         Authenticator(
             provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),
             store: store,
-            clock: { time.now }
+            clock: time.clock
         )
     }
 
@@ -93,16 +85,16 @@ private let success = TestResponse.json(
             pending, slowDown, .json(#"{"error": "slow_down", "interval": 9}"#, status: 400), pending, success,
         ])
         let store: any TokenStore = MemoryTokenStore()
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let display = RecordingDisplay()
         let auth = try authenticator(server, store: store, time: time)
-        let tokens = try await auth.loginWithDevice(display: display, sleep: time.sleep)
+        let tokens = try await auth.loginWithDevice(display: display)
         await server.server.stop()
 
         #expect(tokens.accessToken == "device-access")
         #expect(try await store.load(auth.key) == tokens)
         // interval 2; slow_down adds 5; then the server's own new interval, 9.
-        #expect(time.sleeps == [2, 2, 7, 9, 9])
+        #expect(time.sleptSeconds == [2, 2, 7, 9, 9])
         let shown = try #require(display.authorizations.first)
         #expect(shown.userCode == "WDJB-MJHT")
         #expect(shown.verificationURI.absoluteString == "https://id.example.com/device", "Google's spelling")
@@ -124,10 +116,10 @@ private let success = TestResponse.json(
             pending, .json(#"{"error": "access_denied"}"#, status: 400),
         ])
         let store: any TokenStore = MemoryTokenStore()
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let auth = try authenticator(server, store: store, time: time)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+            try await auth.loginWithDevice(display: RecordingDisplay())
         }
         await server.server.stop()
         #expect(error?.code == .authorizationFailed)
@@ -140,10 +132,10 @@ private let success = TestResponse.json(
             pending, .json(#"{"error": "expired_token"}"#, status: 400),
         ])
         let store: any TokenStore = MemoryTokenStore()
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let auth = try authenticator(server, store: store, time: time)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+            try await auth.loginWithDevice(display: RecordingDisplay())
         }
         await server.server.stop()
         #expect(error?.code == .timeout)
@@ -157,15 +149,15 @@ private let success = TestResponse.json(
             #"{"device_code": "d", "user_code": "U", "verification_uri": "https://id.example.com/device", "#
                 + #""expires_in": 10, "interval": 3}"#)
         let server = try await DeviceServer.start(device: device, polls: [])
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+            try await auth.loginWithDevice(display: RecordingDisplay())
         }
         await server.server.stop()
         #expect(error?.code == .timeout)
         #expect(error?.message.contains("expired after 10 seconds") == true)
-        #expect(time.sleeps == [3, 3, 3], "a fourth poll would come after the code expired")
+        #expect(time.sleptSeconds == [3, 3, 3], "a fourth poll would come after the code expired")
         #expect(server.tokenRequests.paths.count == 3)
     }
 
@@ -174,12 +166,12 @@ private let success = TestResponse.json(
         let server = try await DeviceServer.start(polls: [
             .json(#"{"error": "slow_down", "interval": 9223372036854775807}"#, status: 400), slowDown, success,
         ])
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
-        let tokens = try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
-        #expect(time.sleeps == [2, 600, 600])
+        #expect(time.sleptSeconds == [2, 600, 600])
     }
 
     @Test func serverTroubleBacksOffAndPollsOn() async throws {
@@ -188,36 +180,36 @@ private let success = TestResponse.json(
             .json(#"{"error": "slow_down"}"#, status: 429),
             success,
         ])
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
-        let tokens = try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
-        #expect(time.sleeps == [2, 4, 9])
+        #expect(time.sleptSeconds == [2, 4, 9])
     }
 
     @Test func withoutADeviceEndpointTheErrorSaysHowToSetOne() async throws {
         let server = try await DeviceServer.start(advertiseDeviceEndpoint: false, polls: [])
-        let auth = try authenticator(server, store: MemoryTokenStore(), time: FakeTime())
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: TestClock.fixed())
         let error = await #expect(throws: AuthError.self) {
             try await auth.loginWithDevice(display: RecordingDisplay())
         }
         await server.server.stop()
         #expect(error?.code == .configurationInvalid)
-        #expect(error?.hint?.contains("--device-endpoint") == true)
+        #expect(error?.field == "device_authorization_endpoint", "the CLI names its option for it")
     }
 
     @Test func anOverrideSuppliesTheDeviceEndpoint() async throws {
         let server = try await DeviceServer.start(advertiseDeviceEndpoint: false, polls: [success])
         var configuration = testConfiguration(issuer: server.issuer)
         configuration.endpoints.deviceAuthorization = server.server.url("/o/device/code")
-        let time = FakeTime()
+        let time = TestClock.fixed()
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration),
             store: MemoryTokenStore(),
-            clock: { time.now }
+            clock: time.clock
         )
-        let tokens = try await auth.loginWithDevice(display: RecordingDisplay(), sleep: time.sleep)
+        let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
     }
@@ -235,7 +227,7 @@ private let success = TestResponse.json(
     func aBadDeviceAuthorizationAnswerIsAClearError(response: TestResponse, code: AuthError.Code) async throws {
         let server = try await DeviceServer.start(device: response, polls: [])
         let display = RecordingDisplay()
-        let auth = try authenticator(server, store: MemoryTokenStore(), time: FakeTime())
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: TestClock.fixed())
         let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: display) }
         await server.server.stop()
         #expect(error?.code == code)
@@ -249,12 +241,11 @@ private let success = TestResponse.json(
         let display = RecordingDisplay()
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),
-            store: MemoryTokenStore()
+            store: MemoryTokenStore(),
+            // Between polls it waits an hour: the test ends only if cancelling cuts the wait short.
+            clock: AuthClock(now: { Date() }, sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
         )
-        // Between polls it waits an hour: the test ends only if cancelling cuts the wait short.
-        let waiting = Task {
-            try await auth.loginWithDevice(display: display, sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
-        }
+        let waiting = Task { try await auth.loginWithDevice(display: display) }
         while display.authorizations.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         waiting.cancel()
         let error = await #expect(throws: AuthError.self) { try await waiting.value }

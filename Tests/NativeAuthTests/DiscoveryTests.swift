@@ -30,7 +30,7 @@ import Testing
     private func load(_ issuer: URL, overrides: EndpointOverrides = EndpointOverrides()) async throws
         -> ProviderMetadata
     {
-        try await Discovery.load(issuer: issuer, overrides: overrides, transport: URLSessionTransport())
+        try await Discovery.load(issuer: issuer, overrides: overrides, client: try .forTests(issuer: issuer))
     }
 
     @Test func readsAnOIDCDocument() async throws {

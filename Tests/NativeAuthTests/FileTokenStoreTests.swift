@@ -104,7 +104,7 @@ import Testing
         let (acquired, acquiredSink) = AsyncStream.makeStream(of: Void.self)
         let (release, releaseSink) = AsyncStream.makeStream(of: Void.self)
         let holding = Task {
-            try await store.withLock(key, timeout: .seconds(5)) {
+            try await store.lock.withLock(key, timeout: .seconds(5)) {
                 acquiredSink.yield()
                 for await _ in release { break }
                 return 1
@@ -112,15 +112,16 @@ import Testing
         }
         for await _ in acquired { break }
         let error = await #expect(throws: AuthError.self) {
-            try await store.withLock(key, timeout: .milliseconds(200)) { 2 }
+            try await store.lock.withLock(key, timeout: .milliseconds(200)) { 2 }
         }
         releaseSink.yield()
         releaseSink.finish()
         #expect(error?.code == .tokenStoreFailed)
         #expect(error?.message.contains("held the token lock") == true)
         #expect(try await holding.value == 1)
-        #expect(try await store.withLock(key, timeout: .seconds(1)) { 3 } == 3)
-        let mode = try FileManager.default.attributesOfItem(atPath: store.lockPath(for: key))[.posixPermissions] as? Int
+        #expect(try await store.lock.withLock(key, timeout: .seconds(1)) { 3 } == 3)
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: store.lock.path(for: key))[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 }

@@ -1,4 +1,4 @@
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import Testing
 
 @Suite struct FormURLEncodingTests {

@@ -3,7 +3,7 @@ import Foundation
 import JWTKit
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import TestSupport
 import Testing
 

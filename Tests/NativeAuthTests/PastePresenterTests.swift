@@ -1,5 +1,5 @@
 import Foundation
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import LenientJSON
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import TestSupport
 import Testing
 
@@ -102,18 +102,19 @@ import Testing
         let confidential = try GenericOIDCProvider(
             configuration: ProviderConfiguration(issuer: issuer, clientID: "c d", clientSecret: "s&t")
         )
-        #expect(secretless.clientAuthentication(metadata: metadata) == .none)
-        #expect(confidential.clientAuthentication(metadata: metadata) == .clientSecretBasic)
+        #expect(ClientAuthentication.standard(for: secretless.configuration, metadata: metadata) == .none)
+        #expect(
+            ClientAuthentication.standard(for: confidential.configuration, metadata: metadata) == .clientSecretBasic)
         metadata.tokenEndpointAuthMethodsSupported = ["private_key_jwt", "client_secret_post", "client_secret_basic"]
-        #expect(confidential.clientAuthentication(metadata: metadata) == .clientSecretPost)
+        #expect(ClientAuthentication.standard(for: confidential.configuration, metadata: metadata) == .clientSecretPost)
 
-        var basic = TokenRequest(url: token, operation: .tokenExchange, form: [FormField("grant_type", "x")])
+        var basic = OAuthRequest(url: token, operation: .tokenExchange, form: [FormField("grant_type", "x")])
         basic.applyStandardClientAuthentication(.clientSecretBasic, configuration: confidential.configuration)
         // RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
         #expect(basic.headerFields[.authorization] == "Basic " + Data("c+d:s%26t".utf8).base64EncodedString())
         #expect(basic.form.first(named: "client_secret") == nil)
 
-        var post = TokenRequest(url: token, operation: .tokenExchange, form: [])
+        var post = OAuthRequest(url: token, operation: .tokenExchange, form: [])
         post.applyStandardClientAuthentication(.clientSecretPost, configuration: confidential.configuration)
         #expect(post.form.first(named: "client_id") == "c d")
         #expect(post.form.first(named: "client_secret") == "s&t")

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import LenientJSON
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import Testing
 
 @Suite struct RedactionTests {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import LenientJSON
 import NativeAuth
+import TestSupport
 import Testing
 
 @Suite struct StandardErrorMapperTests {
@@ -171,16 +172,26 @@ import Testing
                     .rateLimited, "Acme quota exceeded", oauthError: "acme_quota_exceeded", isRetryable: true)
             }
         }
+        struct AcmeProvider: AuthProvider {
+            static let id = "acme"
+            let configuration: ProviderConfiguration
+            var errorMapper: any ErrorMapper { AcmeMapper() }
+        }
+        // The one place NativeAuth maps errors: the exchange client, with the provider's mapper.
+        let client = ExchangeClient.forTests(AcmeProvider(configuration: ProviderConfiguration(clientID: "c")))
         let acme = StandardErrorMapperTests.cases.first { $0.oauthError == "acme_quota_exceeded" }
         let grant = StandardErrorMapperTests.cases[0]
         let acmeCase = try #require(acme)
-        #expect(AcmeMapper().mapWithFallback(Self.failure(for: acmeCase)).code == .rateLimited)
-        #expect(AcmeMapper().mapWithFallback(Self.failure(for: grant)).code == .loginRequired)
+        #expect(client.error(for: Self.failure(for: acmeCase)).code == .rateLimited)
+        #expect(client.error(for: Self.failure(for: grant)).code == .loginRequired)
     }
 
-    @Test func errorsAreEqualByCode() {
-        #expect(AuthError(.timeout, "a") == AuthError(.timeout, "b", status: 1))
+    @Test func errorsAreEqualWhenEverythingTheySayIsEqual() {
+        #expect(AuthError(.timeout, "a", status: 1) == AuthError(.timeout, "a", status: 1))
+        #expect(AuthError(.timeout, "a") != AuthError(.timeout, "b"), "another message")
+        #expect(AuthError(.timeout, "a") != AuthError(.timeout, "a", status: 1), "another status")
         #expect(AuthError(.timeout, "a") != AuthError(.network, "a"))
+        #expect(AuthError(.timeout, "a", underlying: URLError(.timedOut)) == AuthError(.timeout, "a"))
         #expect(AuthError.Code(rawValue: "login_required") == .loginRequired)
     }
 }

@@ -131,11 +131,8 @@ struct TimedStore: TokenStore {
         try await timeline.note("save") { try await base.save(tokens, for: key) }
     }
     func remove(_ key: TokenKey) async throws { try await base.remove(key) }
-    func withLock<T: Sendable>(
-        _ key: TokenKey, timeout: Duration, _ body: @Sendable () async throws -> T
-    ) async throws -> T {
-        try await base.withLock(key, timeout: timeout, body)
-    }
+    func keys() async throws -> [TokenKey] { try await base.keys() }
+    var lock: AnyTokenLock { AnyTokenLock(base.lock) }
 }
 
 /// A presenter that notes how long its listener takes to start ("listener") and how long the

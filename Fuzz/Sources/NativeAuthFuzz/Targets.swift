@@ -5,7 +5,7 @@ import CFuzzerDriver
 import Foundation
 import HTTPTypes
 import LenientJSON
-import NativeAuth
+@_spi(Provider) import NativeAuth
 import NativeAuthGitHub
 import NativeAuthTesting
 
@@ -106,35 +106,32 @@ enum FuzzTarget: String, CaseIterable {
             "a callback without exactly our issuer was accepted, though the server promised iss")
     }
 
-    private static let github: GitHubProvider? = try? GitHubProvider(
-        configuration: ProviderConfiguration(provider: GitHubProvider.id, clientID: "fuzz-client"))
+    private static let providers: [any AuthProvider] = {
+        let standard = try? GenericOIDCProvider(
+            configuration: ProviderConfiguration(issuer: URL(string: issuer), clientID: "fuzz-client"))
+        let github = try? GitHubProvider(
+            configuration: ProviderConfiguration(provider: GitHubProvider.id, clientID: "fuzz-client"))
+        return [standard as (any AuthProvider)?, github].compactMap { $0 }
+    }()
 
-    /// The first byte picks the status and the content type; the rest is the body.
+    /// The first byte picks the status and the content type; the rest is the body, read as the
+    /// exchange path reads a token endpoint's answer with the standard provider's hooks and with
+    /// GitHub's (form-encoded answers).
     static func tokenResponse(_ data: Data) {
         guard let first = data.first else { return }
         let statuses: [HTTPResponse.Status] = [.ok, .badRequest, .unauthorized, .internalServerError]
         var response = HTTPResponse(status: statuses[Int(first & 3)])
         response.headerFields[.contentType] =
             first & 4 == 0 ? "application/json" : "application/x-www-form-urlencoded; charset=utf-8"
-        let body = data.dropFirst()
-        let context = TokenResponseDecoder.Context(
-            operation: .refresh, requestedScopes: ["openid"], receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
-        for decode in [
-            {
-                try TokenResponseDecoder.decodeJSON(
-                    response, body: Data(body), context: context, errorMapper: StandardErrorMapper())
-            },
-            { try github?.decodeTokenResponse(response, body: Data(body), context: context) },
-        ] as [() throws -> TokenSet?] {
-            do {
-                guard let tokens = try decode() else { continue }
+        let body = Data(data.dropFirst())
+        for provider in providers {
+            switch ParserEntryPoints.tokenResponse(response, body: body, provider: provider) {
+            case .success(let tokens):
                 precondition(response.status == .ok, "a token set was read from an HTTP \(response.status.code) answer")
                 precondition(!tokens.accessToken.isEmpty, "a token set without an access token")
-            } catch let error as AuthError {
+            case .failure(let error):
                 // An error names what went wrong; a body it quotes must have been scrubbed.
                 precondition(!error.description.isEmpty)
-            } catch {
-                fatalError("a token response failed with something other than AuthError: \(error)")
             }
         }
     }

@@ -4,6 +4,7 @@
 //   initech-login api /api/reports
 //   initech-login logout
 import ArgumentParser
+import Foundation
 import InitechProvider
 import NativeAuth
 import NativeAuthCommands
@@ -34,15 +35,8 @@ struct InitechLogin: AsyncParsableCommand, NativeAuthTool {
         return registry
     }
 
-    /// Where Initech Identity runs.
-    struct ProviderOptions: ProviderOptionSet {
-        @Option(name: .long, help: "Initech Identity's host (default \(InitechProvider.defaultHost)).")
-        var host: String?
-
-        var settings: [String: String] {
-            var settings: [String: String] = [:]
-            settings["host"] = host
-            return settings
-        }
+    /// `api PATH` resolves paths on Initech's host (it has no issuer).
+    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
+        (provider as? InitechProvider)?.host
     }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-internal import HTTPTypes
+public import HTTPTypes
 public import Logging
 
 /// The public face of NativeAuth: one provider, one client, one token store, one transport.
@@ -13,44 +13,44 @@ public import Logging
 /// let token = try await auth.accessToken()
 /// ```
 ///
+/// It wires three parts together, each of which does one job:
+/// - the flows sign in and out (the authorization code flow, the device flow, logout) and return
+///   tokens or a result;
+/// - the token lifecycle keeps the tokens: in memory, in the ``store``, refreshed once however many
+///   callers and processes need them, and sent with requests;
+/// - one exchange path sends every request to the provider, reads every answer with the provider's
+///   hooks and maps every error with its ``AuthProvider/errorMapper``.
+///
 /// The provider's metadata is loaded once and shared: concurrent callers wait for the same
 /// request, and the result is kept for the authenticator's life (a failure is not kept).
 ///
 /// Logging goes to the caller's `Logger`; tokens, codes, secrets and verifiers are never logged.
-public actor Authenticator {
+public final class Authenticator: Sendable {
     /// The provider this authenticator signs in to.
-    public nonisolated let provider: any AuthProvider
+    public let provider: any AuthProvider
     /// Where tokens are kept.
-    public nonisolated let store: any TokenStore
+    public let store: any TokenStore
     /// How requests are sent.
-    public nonisolated let transport: any HTTPTransport
+    public let transport: any HTTPTransport
     /// The key of this client's tokens in the store.
-    public nonisolated let key: TokenKey
+    public let key: TokenKey
+    /// How long a refresh waits for another holder of the store's lock (another process refreshing).
+    public let lockTimeout: Duration
 
-    let logger: Logger
-    let now: @Sendable () -> Date
-    var metadataTask: Task<ProviderMetadata, any Error>?
-    var refreshTask: Task<TokenSet, any Error>?
-    var cached: TokenSet?
-    var jwksCache: JWKSCache?
-
-    /// Why the ID token of the last refresh was refused, if it was; the tokens were stored with
-    /// the previous ID token (see ``refresh()``). `nil` after a refresh whose ID token was valid.
-    public internal(set) var lastRefreshIDTokenError: AuthError?
-
-    /// How long a refresh waits for another process's refresh of the same tokens.
-    public nonisolated let lockTimeout: Duration
+    let client: ExchangeClient
+    /// The tokens over time; NativeAuthTesting's expiry hooks reach the stored set through it.
+    package let lifecycle: TokenLifecycle
 
     /// Creates an authenticator.
     ///
     /// - Parameters:
     ///   - provider: The provider, typically from ``ProviderRegistry/makeProvider(_:)``.
-    ///   - store: Where tokens are kept.
+    ///   - store: Where tokens are kept; its ``TokenStore/lock`` keeps refreshes apart.
     ///   - transport: How requests are sent. Default: a ``URLSessionTransport``.
     ///   - account: The account name in the store, for programs with several sign-ins.
     ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
     ///   - lockTimeout: How long a refresh waits for the store's lock (another process refreshing).
-    ///   - clock: The current time, for token expiry (inject one in tests).
+    ///   - clock: The time for token expiry and the waits of the device flow (inject one in tests).
     public init(
         provider: any AuthProvider,
         store: any TokenStore,
@@ -58,39 +58,31 @@ public actor Authenticator {
         account: String = "default",
         logger: Logger = Logger(label: "NativeAuth"),
         lockTimeout: Duration = .seconds(30),
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: AuthClock = .system
     ) {
-        self.lockTimeout = lockTimeout
         self.provider = provider
         self.store = store
         self.transport = transport
-        self.key = TokenKey(issuer: provider.tokenIssuer, clientID: provider.configuration.clientID, account: account)
-        self.logger = logger
-        self.now = clock
+        self.lockTimeout = lockTimeout
+        let key = TokenKey(issuer: provider.tokenIssuer, clientID: provider.configuration.clientID, account: account)
+        self.key = key
+        client = ExchangeClient(provider: provider, transport: transport, clock: clock, logger: logger)
+        lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout)
     }
 
     /// The provider's metadata, loaded once (see the type's discussion).
     public func metadata() async throws -> ProviderMetadata {
-        if let metadataTask { return try await metadataTask.value }
-        let provider = provider
-        let transport = transport
-        let task = Task { try await provider.loadMetadata(using: transport) }
-        metadataTask = task
-        do {
-            let metadata = try await task.value
-            logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
-            return metadata
-        } catch {
-            metadataTask = nil  // a failure is not kept: the next call tries again
-            throw error
-        }
+        try await client.metadata()
     }
+
+    // MARK: - Signing in and out
 
     /// Signs the person in through `presenter` and stores the tokens.
     ///
     /// Runs discovery, builds the authorization request (PKCE S256, `state`, `nonce` when `openid`
     /// is asked for, the provider's extra parameters), presents it, checks the callback (`state` in
-    /// constant time, `error`, RFC 9207 `iss`), exchanges the code, and saves the tokens.
+    /// constant time, `error`, RFC 9207 `iss`), exchanges the code, validates the ID token (whose
+    /// claims name the account: ``TokenSet/subject``, ``TokenSet/displayName``), and saves the tokens.
     ///
     /// - Parameters:
     ///   - presenter: How the person gets to the authorization page (``LoopbackPresenter``, …).
@@ -99,123 +91,129 @@ public actor Authenticator {
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
     @discardableResult
     public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil) async throws -> TokenSet {
-        let metadata = try await metadata()
-        let scopes = scopes ?? provider.configuration.scopes
-        let session = try await presenter.beginSession()
-        let extraParameters = provider.authorizationParameters(
-            for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
-        )
-        let request = AuthorizationRequest(
-            metadata: metadata,
-            clientID: provider.configuration.clientID,
-            redirectURI: session.redirectURI,
-            scopes: scopes,
-            extraParameters: extraParameters
-        )
-        logger.debug("authorization request ready", metadata: ["redirect_uri": "\(session.redirectURI.absoluteString)"])
-        let response: AuthorizationResponse
-        do {
-            response = try await session.authorize(request.url) { callback in request.disposition(of: callback) }
-        } catch {
-            await session.close()
-            logger.info(
-                "sign-in did not complete", metadata: ["code": "\((error as? AuthError)?.code.rawValue ?? "error")"])
-            throw error
-        }
-
-        var tokenRequest = TokenRequest(
-            url: metadata.tokenEndpoint,
-            operation: .tokenExchange,
-            form: [
-                FormField("grant_type", "authorization_code"),
-                FormField("code", response.code),
-                FormField("redirect_uri", request.redirectURI.absoluteString),
-                FormField("code_verifier", request.pkce.verifier),
-            ]
-        )
-        provider.prepareTokenRequest(&tokenRequest, metadata: metadata)
-        let tokens = try await sendTokenRequest(tokenRequest, requestedScopes: scopes, previous: nil)
-        try await validateIDToken(
-            of: tokens,
-            metadata: metadata,
-            nonce: request.nonce,
-            maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) }
-        )
-        try await mapStoreErrors { try await store.save(tokens, for: key) }
-        cached = tokens
-        logger.info("signed in", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
+        let tokens = try await CodeFlow(client: client).signIn(
+            presenter: presenter, scopes: scopes ?? provider.configuration.scopes)
+        try await lifecycle.adopt(tokens)
+        client.logger.info("signed in", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
         return tokens
     }
 
+    /// Signs in with the device authorization grant (RFC 8628): for machines where the person
+    /// cannot use a browser, or would rather approve on their phone.
+    ///
+    /// Asks the device authorization endpoint (from the metadata, or the configuration's
+    /// `device_authorization_endpoint` override) for a code, shows it through `display`, then polls
+    /// the token endpoint as RFC 8628 says: every `interval` seconds, slower after `slow_down` or
+    /// HTTP 429, with a back-off on network trouble and 5xx; `access_denied` is
+    /// ``AuthError/Code/authorizationFailed``; `expired_token`, or `expires_in` running out, is
+    /// ``AuthError/Code/timeout``; cancelling the task is ``AuthError/Code/loginCancelled`` at once.
+    /// The waits use the authenticator's clock. The tokens are stored like those of any sign-in.
+    ///
+    /// - Parameters:
+    ///   - display: Shows the code and the page; default: ``TerminalDeviceCodeDisplay`` on standard error.
+    ///   - scopes: The scopes to ask for; default: the configuration's.
+    /// - Returns: The new tokens.
+    /// - Throws: ``AuthError``; nothing is stored unless the sign-in succeeded.
+    @discardableResult
+    public func loginWithDevice(
+        display: any DeviceCodeDisplay = TerminalDeviceCodeDisplay(),
+        scopes: [String]? = nil
+    ) async throws -> TokenSet {
+        let tokens = try await DeviceFlow(client: client).signIn(
+            display: display, scopes: scopes ?? provider.configuration.scopes)
+        try await lifecycle.adopt(tokens)
+        client.logger.info("signed in with a device code", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
+        return tokens
+    }
+
+    /// Signs out: revokes, removes the tokens, and ends the provider's session.
+    ///
+    /// 1. With a revocation endpoint (metadata or override), revokes the refresh token, then the
+    ///    access token (RFC 7009). A failure is reported in the result, not thrown.
+    /// 2. Always removes the tokens from the store.
+    /// 3. Asks the provider for its end-session page (``AuthProvider/endSession(_:)``). A page that
+    ///    returns to the app is opened with the presenter, which waits for the post-logout redirect
+    ///    and checks its `state`; without a presenter, or for a page that does not come back, the
+    ///    URL is returned for the caller to open.
+    ///
+    /// - Parameter presenter: Opens the end-session URL; its session's redirect URI becomes
+    ///   `post_logout_redirect_uri`. `nil` returns the URL instead.
+    /// - Throws: ``AuthError`` when the store cannot remove the tokens, or the end-session round
+    ///   trip fails (wrong `state`, timeout); revocation failures are in the result.
+    @discardableResult
+    public func logout(presenter: (any UserAgentPresenter)? = nil) async throws -> LogoutResult {
+        let tokens = try await lifecycle.current()
+        let lifecycle = lifecycle
+        return try await LogoutFlow(client: client).signOut(tokens: tokens, presenter: presenter) {
+            try await lifecycle.remove()
+        }
+    }
+
+    // MARK: - Tokens
+
     /// The stored tokens (from memory, else from the store), or `nil` when signed out.
     public func currentTokens() async throws -> TokenSet? {
-        if let cached { return cached }
-        cached = try await mapStoreErrors { try await store.load(key) }
-        return cached
+        try await lifecycle.current()
     }
 
-    /// Validates the ID token of `tokens`, when there is one (see ``IDTokenValidationOptions``).
+    /// An access token valid for at least `minimumValidity` seconds, refreshed when needed.
     ///
-    /// - Throws: ``AuthError`` (``AuthError/Code/idTokenInvalid``) naming the check that failed.
-    func validateIDToken(
-        of tokens: TokenSet,
-        metadata: ProviderMetadata,
-        nonce: String?,
-        maxAge: Int?,
-        previousSubject: String? = nil
-    ) async throws {
-        guard let idToken = tokens.idToken else { return }
-        var cache: JWKSCache?
-        if let jwksURI = metadata.jwksURI {
-            if jwksCache?.url != jwksURI {
-                jwksCache = JWKSCache(url: jwksURI, transport: transport, errorMapper: provider.errorMapper)
-            }
-            cache = jwksCache
-        }
-        let configuration = provider.configuration
-        let expectations = IDTokenExpectations(
-            issuer: metadata.issuer ?? configuration.issuer?.absoluteString ?? provider.tokenIssuer,
-            clientID: configuration.clientID,
-            nonce: nonce,
-            accessToken: tokens.accessToken,
-            maxAge: maxAge,
-            previousSubject: previousSubject,
-            isPublicClient: (configuration.clientSecret ?? "").isEmpty,
-            advertisedAlgorithms: metadata.idTokenSigningAlgValuesSupported
-        )
-        let validator = IDTokenValidator(
-            options: provider.idTokenValidation, jwks: cache, now: now(), logger: logger)
-        do {
-            _ = try await validator.validate(idToken, expecting: expectations)
-        } catch {
-            logger.warning("ID token refused", metadata: ["reason": "\(error.message)"])
-            throw error
-        }
+    /// The token is refreshed when it expires within `minimumValidity` (or there is no access token
+    /// but a refresh token). Refreshing is single-flight: concurrent callers share one token
+    /// request and all get its result, success or error. See ``refresh()`` for what a refresh does.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/loginRequired`` when there are no tokens, or they
+    ///   expired and cannot be refreshed; a retryable error when the refresh failed for a passing
+    ///   reason (every stored token is kept then).
+    public func accessToken(minimumValidity: TimeInterval = 60) async throws -> String {
+        try await lifecycle.accessToken(minimumValidity: minimumValidity)
     }
 
-    /// Sends a token request and decodes the answer with the provider's decoder.
-    func sendTokenRequest(_ request: TokenRequest, requestedScopes: [String], previous: TokenSet?) async throws
-        -> TokenSet
-    {
-        let (httpRequest, body) = request.httpRequest()
-        let (response, data) = try await sendMapped(httpRequest, body: body, operation: request.operation)
-        let context = TokenResponseDecoder.Context(
-            operation: request.operation,
-            requestedScopes: requestedScopes,
-            receivedAt: now(),
-            previous: previous
-        )
-        return try provider.decodeTokenResponse(response, body: data, context: context)
+    /// Refreshes the tokens now, whether or not they expire soon.
+    ///
+    /// Under the store's lock it reloads the stored set; when another process refreshed in the
+    /// meantime it uses that set and sends nothing. Otherwise it sends the refresh token and saves
+    /// the answer (keeping the old refresh token when the answer has none). When the server refuses
+    /// the refresh token (`invalid_grant`) it reloads once more, in case another process won a
+    /// rotation race, and else removes the refresh token and throws
+    /// ``AuthError/Code/loginRequired``. Any other failure (5xx, network, timeout, a malformed
+    /// answer) leaves the store exactly as it was.
+    @discardableResult
+    public func refresh() async throws -> TokenSet {
+        try await lifecycle.refresh()
     }
 
-    /// Sends a request through the transport; an error without a response goes through the
-    /// provider's error mapper.
-    func sendMapped(_ request: HTTPRequest, body: Data?, operation: AuthOperation) async throws -> (HTTPResponse, Data)
-    {
-        do {
-            return try await transport.send(request, body: body)
-        } catch {
-            throw provider.errorMapper.mapWithFallback(AuthFailure(operation: operation, underlying: error))
+    /// Why the ID token of the last refresh was refused, if it was; the tokens were stored with
+    /// the previous ID token (see ``refresh()``). `nil` after a refresh whose ID token was valid.
+    public var lastRefreshIDTokenError: AuthError? {
+        get async { await lifecycle.lastRefreshIDTokenError }
+    }
+
+    // MARK: - Requests
+
+    /// Sends `request` with `Authorization: Bearer <access token>`.
+    ///
+    /// On a 401 it refreshes once (single-flight, and not at all when the token already changed
+    /// since this request was sent) and retries once. Other statuses are returned as they are.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/invalidToken`` when the retry gets a 401 too,
+    ///   ``AuthError/Code/insufficientScope`` for a 403 whose `WWW-Authenticate` says so,
+    ///   ``AuthError/Code/loginRequired`` when no token can be had, transport errors as they are.
+    public func send(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
+        try await lifecycle.send(request, body: body)
+    }
+
+    /// The userinfo claims of the signed-in account (OIDC Core §5.3), through ``send(_:body:)``.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/configurationInvalid`` when the provider has no
+    ///   userinfo endpoint, ``AuthError/Code/responseMalformed`` when the answer is not a JSON object.
+    public func userInfo() async throws -> UserInfo {
+        guard let endpoint = try await metadata().userInfoEndpoint else {
+            throw AuthError(.configurationInvalid, "the provider has no userinfo endpoint", operation: .userInfo)
         }
+        var request = HTTPRequest(method: .get, url: endpoint)
+        request.headerFields[.accept] = "application/json"
+        let (response, body) = try await lifecycle.send(request, body: nil)
+        return try client.userInfo(from: response, body: body)
     }
 }

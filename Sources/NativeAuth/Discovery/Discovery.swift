@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 internal import HTTPTypes
 internal import LenientJSON
 
@@ -13,9 +13,9 @@ internal import LenientJSON
 /// A document whose `issuer` is not exactly the configured issuer is refused at once (OIDC
 /// Discovery §4.3, RFC 8414 §3.3): it may belong to another server. A network failure also stops
 /// at once, since another path cannot help.
-public enum Discovery {
+package enum Discovery {
     /// The URLs tried for `issuer`, in order.
-    public static func documentURLs(for issuer: URL) -> [URL] {
+    package static func documentURLs(for issuer: URL) -> [URL] {
         var base = issuer.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         var urls: [URL] = []
@@ -39,29 +39,19 @@ public enum Discovery {
     /// - Parameters:
     ///   - issuer: The configured issuer; the document's `issuer` must equal it exactly.
     ///   - overrides: Endpoints that win over, or fill in for, the document's.
-    ///   - transport: How to send the requests.
-    ///   - errorMapper: The provider's error mapper.
+    ///   - client: Sends the requests (and maps a transport failure with the provider's mapper).
     /// - Throws: ``AuthError``: ``AuthError/Code/configurationInvalid`` for an issuer mismatch,
     ///   ``AuthError/Code/metadataUnavailable`` naming each URL tried and what it answered,
     ///   ``AuthError/Code/network`` or ``AuthError/Code/timeout`` when the server cannot be reached.
-    public static func load(
+    package static func load(
         issuer: URL,
         overrides: EndpointOverrides,
-        transport: any HTTPTransport,
-        errorMapper: any ErrorMapper = StandardErrorMapper()
+        client: ExchangeClient
     ) async throws(AuthError) -> ProviderMetadata {
         var attempts: [String] = []
         var retryable = false
         for url in documentURLs(for: issuer) {
-            var request = HTTPRequest(method: .get, url: url)
-            request.headerFields[.accept] = "application/json"
-            let response: HTTPResponse
-            let body: Data
-            do {
-                (response, body) = try await transport.send(request, body: nil)
-            } catch {
-                throw errorMapper.mapWithFallback(AuthFailure(operation: .discovery, underlying: error))
-            }
+            let (response, body) = try await client.fetchDocument(url, operation: .discovery)
             let shown = Redaction.scrubURL(url.absoluteString)
             guard (200..<300).contains(response.status.code) else {
                 retryable = retryable || response.status.code >= 500 || response.status.code == 429

@@ -14,7 +14,7 @@
 ///
 /// > Important: An `AuthError`'s text (``message``, ``hint``, ``description``, `debugDescription`
 /// > and its reflection) never contains a token or a secret. Text that comes from a server
-/// > (`error_description`) is passed through ``Redaction/scrub(_:)`` when the error is created, and
+/// > (`error_description`) is scrubbed of anything that looks like a token when the error is created, and
 /// > the underlying error is never printed.
 public struct AuthError: Error, Sendable {
     /// A stable, machine-readable error code such as `login_required` or `timeout`.
@@ -36,6 +36,9 @@ public struct AuthError: Error, Sendable {
     public var hint: String?
     /// What NativeAuth was doing, when known.
     public var operation: AuthOperation?
+    /// The configuration key at fault (`client_id`, `user_pool_id`), for errors about the
+    /// configuration: a program can point at the setting instead of matching the message's text.
+    public var field: String?
     /// The HTTP status of the response that caused the error, if there was one.
     public var status: Int?
     /// The OAuth `error` code the server sent (RFC 6749 §5.2, RFC 6750 §3.1), unchanged, such as
@@ -58,6 +61,7 @@ public struct AuthError: Error, Sendable {
     ///   - message: A sentence for people; see ``message``.
     ///   - hint: What the person can do about it.
     ///   - operation: What NativeAuth was doing.
+    ///   - field: The configuration key at fault, if the error is about one.
     ///   - status: The HTTP status of the response, if any.
     ///   - oauthError: The server's OAuth `error` code, unchanged.
     ///   - oauthErrorDescription: The server's `error_description`.
@@ -69,6 +73,7 @@ public struct AuthError: Error, Sendable {
         _ message: String,
         hint: String? = nil,
         operation: AuthOperation? = nil,
+        field: String? = nil,
         status: Int? = nil,
         oauthError: String? = nil,
         oauthErrorDescription: String? = nil,
@@ -80,6 +85,7 @@ public struct AuthError: Error, Sendable {
         self.message = Redaction.scrub(message)
         self.hint = hint.map(Redaction.scrub)
         self.operation = operation
+        self.field = field
         self.status = status
         self.oauthError = oauthError.map(Redaction.scrub)
         self.oauthErrorDescription = oauthErrorDescription.map(Redaction.scrub)
@@ -90,11 +96,48 @@ public struct AuthError: Error, Sendable {
 
     /// Whether the person must sign in again: no refresh can help (``Code/loginRequired``).
     public var isLoginRequired: Bool { code == .loginRequired }
+
+    /// Whether the operation was cancelled: ``Code/loginCancelled`` (a sign-in, or the wait for the
+    /// person at the end of a session) or ``Code/cancelled`` (any other operation, such as a
+    /// request or a refresh).
+    public var isCancellation: Bool { code == .loginCancelled || code == .cancelled }
+
+    /// The error for a configuration key that is missing: ``Code/configurationInvalid`` with
+    /// ``field`` set, so a command-line tool can say where the key is set.
+    ///
+    /// - Parameter setting: The key.
+    public static func missing(_ setting: ProviderSetting) -> AuthError {
+        AuthError(
+            .configurationInvalid,
+            "the field \"\(setting.key)\" is missing",
+            hint: "set \"\(setting.key)\" in the configuration: \(setting.help.asClause)",
+            field: setting.key
+        )
+    }
+
+    /// The error for a configuration key whose value is wrong: ``Code/configurationInvalid`` with
+    /// ``field`` set.
+    ///
+    /// - Parameters:
+    ///   - setting: The key.
+    ///   - problem: What is wrong, to follow `the field "KEY"`: `is not a URL`.
+    ///   - hint: What to do about it, when there is more to say than the key's help.
+    public static func invalid(_ setting: ProviderSetting, _ problem: String, hint: String? = nil) -> AuthError {
+        AuthError(.configurationInvalid, "the field \"\(setting.key)\" \(problem)", hint: hint, field: setting.key)
+    }
 }
 
 extension AuthError: Equatable {
-    /// Errors are equal when their codes are: compare the ``code`` for the meaning, not the text.
-    public static func == (lhs: AuthError, rhs: AuthError) -> Bool { lhs.code == rhs.code }
+    /// Errors are equal when everything they say is equal: code, texts, operation, field, status,
+    /// the OAuth fields and retryability. The ``underlying`` error is not compared (it need not be
+    /// `Equatable`). To act on what went wrong, compare the ``code``:
+    /// `catch let error as AuthError where error.code == .loginRequired`.
+    public static func == (lhs: AuthError, rhs: AuthError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.hint == rhs.hint
+            && lhs.operation == rhs.operation && lhs.field == rhs.field && lhs.status == rhs.status
+            && lhs.oauthError == rhs.oauthError && lhs.oauthErrorDescription == rhs.oauthErrorDescription
+            && lhs.oauthErrorURI == rhs.oauthErrorURI && lhs.isRetryable == rhs.isRetryable
+    }
 }
 
 extension AuthError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -117,6 +160,7 @@ extension AuthError: CustomStringConvertible, CustomDebugStringConvertible, Cust
     public var debugDescription: String {
         var text = "AuthError(\(description)"
         if let operation { text += ", operation: \(operation.rawValue)" }
+        if let field { text += ", field: \(field)" }
         if isRetryable { text += ", retryable" }
         if let underlying { text += ", underlying: \(type(of: underlying))" }
         return text + ")"
@@ -132,6 +176,7 @@ extension AuthError: CustomStringConvertible, CustomDebugStringConvertible, Cust
                 "message": message,
                 "hint": hint as Any,
                 "operation": operation?.rawValue as Any,
+                "field": field as Any,
                 "status": status as Any,
                 "oauthError": oauthError as Any,
                 "oauthErrorDescription": oauthErrorDescription as Any,
@@ -141,5 +186,14 @@ extension AuthError: CustomStringConvertible, CustomDebugStringConvertible, Cust
             ],
             displayStyle: .struct
         )
+    }
+}
+
+extension String {
+    /// A sentence as a clause that continues another: first letter in lowercase, no final period.
+    fileprivate var asClause: String {
+        guard let first else { return self }
+        let text = first.lowercased() + dropFirst()
+        return text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 }

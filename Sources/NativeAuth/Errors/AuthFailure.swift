@@ -16,7 +16,7 @@ public struct AuthFailure: Sendable, CustomStringConvertible {
     /// The OAuth error fields found in a JSON body (RFC 6749 §5.2), if any.
     public var oauthError: OAuthErrorResponse?
     /// The `Bearer` challenge of a `WWW-Authenticate` header (RFC 6750 §3), if any.
-    public var bearerChallenge: BearerChallenge?
+    @_spi(Provider) public var bearerChallenge: BearerChallenge?
     /// The error that stopped the operation, when there was one (transport error, parse error).
     public var underlying: (any Error)?
 
@@ -59,14 +59,14 @@ public struct AuthFailure: Sendable, CustomStringConvertible {
 
 extension HTTPResponse {
     /// The media type of `Content-Type` without parameters, lowercased; `nil` when absent.
-    public var mediaType: String? {
+    package var mediaType: String? {
         guard let value = headerFields[.contentType] else { return nil }
         let type = value.split(separator: ";", maxSplits: 1).first ?? ""
         return type.trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// Whether the response says its body is JSON (`application/json` or any `+json` type).
-    public var isJSON: Bool {
+    package var isJSON: Bool {
         guard let mediaType else { return false }
         return mediaType == "application/json" || mediaType.hasSuffix("+json")
     }

@@ -3,7 +3,7 @@
 /// ```
 /// WWW-Authenticate: Bearer realm="example", error="invalid_token", error_description="expired"
 /// ```
-public struct BearerChallenge: Sendable, Equatable {
+@_spi(Provider) public struct BearerChallenge: Sendable, Equatable {
     /// The challenge's parameters with lowercased names (`realm`, `error`, `scope`, …).
     public var parameters: [String: String]
 

@@ -11,16 +11,9 @@
 ///   not know, so callers can still act on them.
 /// - Use ``AuthError/Code/loginRequired`` only when no refresh can help: the person must sign in.
 /// - Never put a token, a secret or the response body into the error's text.
-///   ``AuthError/init(_:_:hint:operation:status:oauthError:oauthErrorDescription:oauthErrorURI:isRetryable:underlying:)``
+///   ``AuthError/init(_:_:hint:operation:field:status:oauthError:oauthErrorDescription:oauthErrorURI:isRetryable:underlying:)``
 ///   scrubs what it is given, but do not rely on it for things you know are secret.
 public protocol ErrorMapper: Sendable {
     /// Maps a failure, or returns `nil` when it is not this mapper's to map.
     func map(_ failure: AuthFailure) -> AuthError?
-}
-
-extension ErrorMapper {
-    /// Maps a failure with this mapper, falling back to ``StandardErrorMapper``.
-    public func mapWithFallback(_ failure: AuthFailure) -> AuthError {
-        map(failure) ?? StandardErrorMapper().mapFailure(failure)
-    }
 }

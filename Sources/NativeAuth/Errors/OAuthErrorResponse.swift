@@ -1,4 +1,4 @@
-public import LenientJSON
+package import LenientJSON
 
 /// The error fields of an OAuth error response (RFC 6749 §5.2) or a `WWW-Authenticate` challenge
 /// (RFC 6750 §3).
@@ -18,7 +18,7 @@ public struct OAuthErrorResponse: Sendable, Equatable {
     }
 
     /// Reads the fields from a JSON object; `nil` when it has no usable `error` string.
-    public init?(json object: JSONObject) {
+    package init?(json object: JSONObject) {
         guard let error = try? object.string("error"), !error.isEmpty else { return nil }
         self.init(
             error: error,
@@ -28,7 +28,7 @@ public struct OAuthErrorResponse: Sendable, Equatable {
     }
 
     /// Reads the fields from form fields (GitHub answers errors form-encoded); `nil` without `error`.
-    public init?(form fields: [FormField]) {
+    package init?(form fields: [FormField]) {
         guard let error = fields.first(named: "error"), !error.isEmpty else { return nil }
         self.init(
             error: error,

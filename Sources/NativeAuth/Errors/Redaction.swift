@@ -6,7 +6,7 @@
 /// codes, JWT segments and client secrets all look like that, while words, error codes and
 /// lowercase URL paths do not. A run that starts right after `/` is a path component (a file
 /// name, a directory) and is kept, so messages can name files; tokens never travel in paths here.
-public enum Redaction {
+@_spi(Provider) public enum Redaction {
     /// The text that replaces a secret.
     public static let placeholder = "[redacted]"
 

@@ -2,7 +2,7 @@ public import Foundation
 
 /// Which URLs NativeAuth sends requests to: HTTPS everywhere, plain HTTP only to the loopback
 /// interface (RFC 8252 §8.3 and the security defaults in the design).
-public enum EndpointPolicy {
+@_spi(Provider) public enum EndpointPolicy {
     /// Whether `host` names this machine's loopback interface: `127.0.0.0/8`, `::1` or `localhost`.
     public static func isLoopback(host: String) -> Bool {
         var host = host.lowercased()

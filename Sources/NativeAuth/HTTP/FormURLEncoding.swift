@@ -7,7 +7,7 @@ public import Foundation
 /// space as `+` and every other byte as `%XX`. Decoding reads `+` and `%20` as a space, `%XX` as a
 /// byte, and any other character as itself; a `%` not followed by two hex digits stays as it is,
 /// and bytes that are not UTF-8 become U+FFFD, so decoding never fails.
-public enum FormURLEncoding {
+@_spi(Provider) public enum FormURLEncoding {
     /// The media type, for `Content-Type` headers.
     public static let mediaType = "application/x-www-form-urlencoded"
 

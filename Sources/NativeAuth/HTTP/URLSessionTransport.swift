@@ -15,7 +15,7 @@ internal import NIOConcurrencyHelpers
 /// - A response body larger than ``Configuration/maxResponseBytes`` is refused as soon as its
 ///   `Content-Length` or its bytes pass the limit: ``AuthError/Code/responseTooLarge``.
 /// - Redirects are never followed: a 3xx comes back as the response.
-/// - Plain `http://` is refused except to loopback hosts (``EndpointPolicy``).
+/// - Plain `http://` is refused except to loopback hosts.
 /// - No cookies, no cache and no credential storage are used.
 /// - Requests carry `User-Agent: NativeAuth/<version>` unless they set their own.
 /// - Logging (debug level) names the method, host, path and status; never headers, queries or bodies.

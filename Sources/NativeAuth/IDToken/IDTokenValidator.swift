@@ -14,8 +14,56 @@ struct IDTokenValidator {
 
     let options: IDTokenValidationOptions
     let jwks: JWKSCache?
+    let client: ExchangeClient
     let now: Date
     let logger: Logger
+
+    /// Validates the ID token of `tokens`, when it has one, against the provider's metadata and
+    /// the sign-in it came from, and returns its claims; `nil` when there is no ID token.
+    ///
+    /// - Parameters:
+    ///   - tokens: The tokens of a sign-in or a refresh.
+    ///   - metadata: The provider's metadata (issuer, JWKS, advertised algorithms).
+    ///   - client: Fetches the signing keys; its provider says how to validate.
+    ///   - nonce: The `nonce` of the authorization request; `nil` at refresh and for the device flow.
+    ///   - maxAge: The `max_age` of the authorization request, if any.
+    ///   - previousSubject: At refresh, the subject the new ID token must repeat (OIDC Core §12.2).
+    /// - Throws: ``AuthError`` (``AuthError/Code/idTokenInvalid``) naming the check that failed.
+    static func claims(
+        of tokens: TokenSet,
+        metadata: ProviderMetadata,
+        client: ExchangeClient,
+        nonce: String?,
+        maxAge: Int? = nil,
+        previousSubject: String? = nil
+    ) async throws(AuthError) -> IDTokenClaims? {
+        guard let idToken = tokens.idToken else { return nil }
+        let provider = client.provider
+        let configuration = provider.configuration
+        let expectations = IDTokenExpectations(
+            issuer: metadata.issuer ?? configuration.issuer?.absoluteString ?? provider.tokenIssuer,
+            clientID: configuration.clientID,
+            nonce: nonce,
+            accessToken: tokens.accessToken,
+            maxAge: maxAge,
+            previousSubject: previousSubject,
+            isPublicClient: (configuration.clientSecret ?? "").isEmpty,
+            advertisedAlgorithms: metadata.idTokenSigningAlgValuesSupported
+        )
+        let validator = IDTokenValidator(
+            options: provider.idTokenValidation,
+            jwks: metadata.jwksURI.map(client.signingKeys(at:)),
+            client: client,
+            now: client.clock.now(),
+            logger: client.logger
+        )
+        do {
+            return IDTokenClaims(claims: try await validator.validate(idToken, expecting: expectations))
+        } catch {
+            client.logger.warning("ID token refused", metadata: ["reason": "\(error.message)"])
+            throw error
+        }
+    }
 
     /// Validates `token` and returns its claims.
     func validate(_ token: String, expecting expected: IDTokenExpectations) async throws(AuthError) -> JSONObject {
@@ -98,11 +146,11 @@ struct IDTokenValidator {
     /// The key named by `kid` (refetching the JWKS once when it is unknown), or the only key of the
     /// algorithm's type when the token has no `kid`.
     private func selectKey(_ jwks: JWKSCache, algorithm: String, keyID: String?) async throws -> JWK {
-        var (keys, generation) = try await jwks.keys()
+        var (keys, generation) = try await jwks.keys(using: client)
         if let keyID {
             if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) { return key }
             logger.debug("unknown kid: fetching the JWKS again", metadata: ["kid": "\(keyID)"])
-            (keys, generation) = try await jwks.refetch(after: generation)
+            (keys, generation) = try await jwks.refetch(after: generation, using: client)
             if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) { return key }
             throw invalid(
                 "no key with kid \"\(keyID)\" in the JWKS at \(Redaction.scrubURL(jwks.url.absoluteString)),"

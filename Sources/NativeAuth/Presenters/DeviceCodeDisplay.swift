@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Shows the person the code to enter and where (RFC 8628 §3.3).
 ///

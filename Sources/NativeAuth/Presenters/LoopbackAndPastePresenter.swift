@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Listens on loopback and reads a paste at the same time: the default for `--no-browser`.
 ///

@@ -1,7 +1,7 @@
 internal import Foundation
 internal import NIOConcurrencyHelpers
-package import NIOCore
-package import NIOHTTP1
+internal import NIOCore
+internal import NIOHTTP1
 internal import NIOPosix
 
 /// An HTTP/1.1 listener on the loopback interface that receives the authorization callback

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Reads pastes until one completes the sign-in.
 struct PastePrompt: Sendable {

@@ -5,7 +5,24 @@ public import LenientJSON
 /// One identity provider's behaviour: the plug-in point for provider modules.
 ///
 /// Every hook has the standard behaviour as a default (see the extension), so a provider
-/// implements only what differs. ``GenericOIDCProvider`` uses every default.
+/// implements only what differs. ``GenericOIDCProvider`` uses every default. The hooks are at the
+/// grain where providers differ:
+///
+/// | hook | decides | standard behaviour |
+/// | --- | --- | --- |
+/// | ``settings`` | which configuration keys of its own it reads | none |
+/// | ``tokenIssuer`` | the name tokens are stored under | the issuer, else the provider id |
+/// | ``loadMetadata(_:)`` | where the endpoints come from | discovery from the issuer |
+/// | ``authorizationParameters(for:)`` | extra parameters of the authorization request | none |
+/// | ``prepare(_:metadata:)`` | headers and client authentication of a request to an OAuth endpoint | `Accept: application/json`, ``ClientAuthentication/standard(for:metadata:)`` |
+/// | ``parseBody(_:of:)`` | how an answer's body is encoded | JSON |
+/// | ``fields(of:for:)`` | where the fields sit in that body | at the top |
+/// | ``errorMapper`` | the provider's error dialect | ``StandardErrorMapper`` |
+/// | ``idTokenValidation`` | how ID tokens are checked | every check |
+/// | ``endSession(_:)`` | the page that ends the session, and whether it comes back | OIDC RP-Initiated Logout |
+///
+/// NativeAuth does the rest the same way for every provider: one exchange path sends every request,
+/// reads every answer and maps every error.
 ///
 /// ```swift
 /// struct AcmeProvider: AuthProvider {
@@ -21,14 +38,21 @@ public import LenientJSON
 ///
 /// ### Implementation requirements
 /// - `init(configuration:)` validates what the provider needs and throws ``AuthError`` with code
-///   ``AuthError/Code/configurationInvalid`` naming the missing or wrong field.
+///   ``AuthError/Code/configurationInvalid`` and the ``AuthError/field`` at fault
+///   (``AuthError/missing(_:)``, ``AuthError/invalid(_:_:hint:)``).
+/// - Declare every key of your own in ``settings`` and read it with
+///   ``ProviderConfiguration/value(of:)``.
 /// - Hooks are pure or async and `Sendable`; they never log or print tokens or secrets.
-/// - An overridden hook that only adds to the standard behaviour calls the standard
-///   implementation itself (``Discovery``, ``TokenRequest/applyStandardClientAuthentication(_:configuration:)``,
-///   ``TokenResponseDecoder``).
+/// - Helpers for provider authors (``MetadataLoader``'s discovery, ``OAuthRequest``'s form and
+///   headers, form encoding, the endpoint policy) are plumbing: `@_spi(Provider) import NativeAuth`.
+/// - Run NativeAuthTesting's `ErrorMapperConformance` on the ``errorMapper``.
 public protocol AuthProvider: Sendable {
     /// The registry key, for example `"oidc"` or `"github"`.
     static var id: String { get }
+
+    /// The configuration keys of this provider's own (beyond ``ProviderSetting/standard``), which it
+    /// reads from ``ProviderConfiguration/additional``. Default: none.
+    static var settings: [ProviderSetting] { get }
 
     /// Builds the provider from its configuration.
     init(configuration: ProviderConfiguration) throws
@@ -36,46 +60,38 @@ public protocol AuthProvider: Sendable {
     /// The configuration the provider was built from.
     var configuration: ProviderConfiguration { get }
 
-    /// The name under which tokens are stored: the issuer, or the provider id when there is none.
+    /// The name under which tokens are stored. Default: the issuer, or the provider id when there
+    /// is none.
     var tokenIssuer: String { get }
 
-    /// Loads the provider's metadata. Default: ``Discovery`` from the configured issuer, with the
-    /// configuration's endpoint overrides.
-    func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata
+    /// Loads the provider's metadata. Default: `loader.discover()`, discovery from the configured
+    /// issuer with the configuration's endpoint overrides.
+    func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata
 
     /// Extra parameters for the authorization request. Default: none. Parameters NativeAuth sets
     /// itself (`state`, `code_challenge`, `redirect_uri`, …) cannot be replaced.
     func authorizationParameters(for request: AuthorizationRequest.Parameters) -> [FormField]
 
-    /// How the client authenticates at the token endpoint. Default: the configured method; without
-    /// one, `none` for a client without a secret, else the first of the metadata's
-    /// `token_endpoint_auth_methods_supported` that NativeAuth supports, `client_secret_basic` when
-    /// the metadata does not say (the OIDC default).
-    func clientAuthentication(metadata: ProviderMetadata) -> ClientAuthentication
+    /// Adjusts a request to the token, device authorization or revocation endpoint before it is
+    /// sent. Default: `Accept: application/json` and the standard client authentication
+    /// (``ClientAuthentication/standard(for:metadata:)``).
+    func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata)
 
-    /// Adjusts a token request (headers, client authentication). Default: `Accept: application/json`
-    /// and the standard client authentication.
-    func prepareTokenRequest(_ request: inout TokenRequest, metadata: ProviderMetadata)
-
-    /// Turns the token endpoint's answer into tokens or an error. Default: RFC 6749 §5.1 JSON
-    /// through ``TokenResponseDecoder``.
-    func decodeTokenResponse(
-        _ response: HTTPResponse,
-        body: Data,
-        context: TokenResponseDecoder.Context
-    ) throws -> TokenSet
-
-    /// Turns the device authorization endpoint's answer (RFC 8628 §3.2) into a
-    /// ``DeviceAuthorization``. Default: JSON through ``DeviceAuthorization/decodeJSON(_:body:errorMapper:)``.
+    /// Reads the body of an answer from an OAuth endpoint or the userinfo endpoint as an object;
+    /// `nil` when it is not one. Default: JSON. GitHub reads form-encoded bodies here.
     ///
-    /// The device authorization request itself is prepared by ``prepareTokenRequest(_:metadata:)``
-    /// with the operation ``AuthOperation/deviceAuthorization``, so client authentication is the
-    /// same as at the token endpoint.
-    func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization
+    /// - Throws: What a parser throws for a body it cannot read (reported as
+    ///   ``AuthError/Code/responseMalformed``).
+    func parseBody(_ body: Data, of response: HTTPResponse) throws -> JSONObject?
 
-    /// Turns the userinfo answer into ``UserInfo``. Default: the OIDC claims as they are (`sub`
-    /// required). Providers without OIDC map their own account document here.
-    func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo
+    /// The fields of an answer's object for `operation` (``AuthOperation/tokenExchange``,
+    /// ``AuthOperation/refresh``, ``AuthOperation/deviceAuthorization``, ``AuthOperation/userInfo``):
+    /// the standard names, where the standard puts them. Default: the object itself. A provider
+    /// that wraps its fields (Initech's `"data"`) unwraps them here; one that names them otherwise
+    /// (GitHub's `id` for `sub`) renames them.
+    ///
+    /// - Throws: A `JSONFieldError` for a field that is missing or of the wrong kind.
+    func fields(of object: JSONObject, for operation: AuthOperation) throws -> JSONObject
 
     /// The provider's error dialect; the standard mapper handles whatever it returns `nil` for.
     var errorMapper: any ErrorMapper { get }
@@ -84,103 +100,50 @@ public protocol AuthProvider: Sendable {
     /// only for a server that cannot comply, and say why (see ``IDTokenValidationOptions``).
     var idTokenValidation: IDTokenValidationOptions { get }
 
-    /// Where API paths are resolved (`api PATH`). Default: the issuer.
-    var apiBaseURL: URL? { get }
-
-    /// The URL that ends the session at the provider, or `nil` when it has none. Default: OIDC
+    /// The page that ends the session at the provider, or `nil` when there is none. Default: OIDC
     /// RP-Initiated Logout on the metadata's `end_session_endpoint` with `id_token_hint`,
-    /// `post_logout_redirect_uri`, `client_id` and `state`.
-    func endSessionURL(
-        metadata: ProviderMetadata,
-        idToken: String?,
-        postLogoutRedirectURI: URL?,
-        state: String
-    ) -> URL?
-
-    /// Whether the end-session page redirects back to the app's `post_logout_redirect_uri` with
-    /// its `state`, so that a presenter can wait for it. Default `true`; `false` for a logout page
-    /// that returns to a fixed URL of its own (Cognito's `logout_uri`): the caller opens the URL
-    /// from ``LogoutResult/endSessionURL`` and nothing is awaited.
-    var endSessionReturnsToApp: Bool { get }
+    /// `post_logout_redirect_uri`, `client_id` and `state`, which returns to the app.
+    func endSession(_ parameters: EndSessionParameters) -> EndSession?
 }
 
 extension AuthProvider {
+    public static var settings: [ProviderSetting] { [] }
+
     public var tokenIssuer: String { configuration.issuer?.absoluteString ?? Self.id }
 
-    public func loadMetadata(using transport: any HTTPTransport) async throws -> ProviderMetadata {
-        guard let issuer = configuration.issuer else {
-            throw AuthError(
-                .configurationInvalid,
-                "the field \"issuer\" is missing",
-                hint: "set the issuer URL (--issuer, NATIVEAUTH_ISSUER or \"issuer\" in the config file)"
-            )
-        }
-        return try await Discovery.load(
-            issuer: issuer,
-            overrides: configuration.endpoints,
-            transport: transport,
-            errorMapper: errorMapper
-        )
+    public func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata {
+        try await loader.discover()
     }
 
     public func authorizationParameters(for request: AuthorizationRequest.Parameters) -> [FormField] { [] }
 
-    public func clientAuthentication(metadata: ProviderMetadata) -> ClientAuthentication {
-        if let configured = configuration.clientAuthentication { return configured }
-        guard let secret = configuration.clientSecret, !secret.isEmpty else { return .none }
-        let supported = metadata.tokenEndpointAuthMethodsSupported ?? []
-        for name in supported {
-            if let method = ClientAuthentication(name: name), method != .none { return method }
-        }
-        return .clientSecretBasic
-    }
-
-    public func prepareTokenRequest(_ request: inout TokenRequest, metadata: ProviderMetadata) {
+    public func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata) {
         request.headerFields[.accept] = "application/json"
         request.applyStandardClientAuthentication(
-            clientAuthentication(metadata: metadata),
+            .standard(for: configuration, metadata: metadata),
             configuration: configuration
         )
     }
 
-    public func decodeTokenResponse(
-        _ response: HTTPResponse,
-        body: Data,
-        context: TokenResponseDecoder.Context
-    ) throws -> TokenSet {
-        try TokenResponseDecoder.decodeJSON(response, body: body, context: context, errorMapper: errorMapper)
+    public func parseBody(_ body: Data, of response: HTTPResponse) throws -> JSONObject? {
+        try JSONValue.parse(body).objectValue
     }
 
-    public func decodeDeviceAuthorizationResponse(_ response: HTTPResponse, body: Data) throws -> DeviceAuthorization {
-        try DeviceAuthorization.decodeJSON(response, body: body, errorMapper: errorMapper)
-    }
-
-    public func decodeUserInfo(_ claims: JSONObject) throws -> UserInfo {
-        try UserInfo(claims: claims)
-    }
+    public func fields(of object: JSONObject, for operation: AuthOperation) throws -> JSONObject { object }
 
     public var errorMapper: any ErrorMapper { StandardErrorMapper() }
 
     public var idTokenValidation: IDTokenValidationOptions { IDTokenValidationOptions() }
 
-    public var apiBaseURL: URL? { configuration.issuer }
-
-    public var endSessionReturnsToApp: Bool { true }
-
-    public func endSessionURL(
-        metadata: ProviderMetadata,
-        idToken: String?,
-        postLogoutRedirectURI: URL?,
-        state: String
-    ) -> URL? {
-        guard let endpoint = metadata.endSessionEndpoint else { return nil }
+    public func endSession(_ parameters: EndSessionParameters) -> EndSession? {
+        guard let endpoint = parameters.metadata.endSessionEndpoint else { return nil }
         var fields: [FormField] = []
-        if let idToken { fields.append(FormField("id_token_hint", idToken)) }
-        if let postLogoutRedirectURI {
-            fields.append(FormField("post_logout_redirect_uri", postLogoutRedirectURI.absoluteString))
+        if let idToken = parameters.idToken { fields.append(FormField("id_token_hint", idToken)) }
+        if let redirect = parameters.postLogoutRedirectURI {
+            fields.append(FormField("post_logout_redirect_uri", redirect.absoluteString))
         }
         fields.append(FormField("client_id", configuration.clientID))
-        fields.append(FormField("state", state))
-        return FormURLEncoding.url(endpoint.absoluteString, adding: fields)
+        fields.append(FormField("state", parameters.state))
+        return FormURLEncoding.url(endpoint.absoluteString, adding: fields).map(EndSession.returnsToApp)
     }
 }

@@ -17,3 +17,25 @@ public enum ClientAuthentication: String, Sendable, CaseIterable {
         }
     }
 }
+
+extension ClientAuthentication {
+    /// The method the standard ``AuthProvider/prepare(_:metadata:)`` uses: the configured one;
+    /// without one, `none` for a client without a secret, else the first of the metadata's
+    /// `token_endpoint_auth_methods_supported` that NativeAuth supports, `client_secret_basic` when
+    /// the metadata does not say (the OIDC default).
+    ///
+    /// - Parameters:
+    ///   - configuration: The client's registration.
+    ///   - metadata: The provider's metadata.
+    /// - Returns: The method.
+    public static func standard(for configuration: ProviderConfiguration, metadata: ProviderMetadata)
+        -> ClientAuthentication
+    {
+        if let configured = configuration.clientAuthentication { return configured }
+        guard let secret = configuration.clientSecret, !secret.isEmpty else { return .none }
+        for name in metadata.tokenEndpointAuthMethodsSupported ?? [] {
+            if let method = ClientAuthentication(name: name), method != .none { return method }
+        }
+        return .clientSecretBasic
+    }
+}

@@ -10,13 +10,7 @@ public struct GenericOIDCProvider: AuthProvider {
 
     /// Builds the provider; the configuration must name an issuer.
     public init(configuration: ProviderConfiguration) throws {
-        guard configuration.issuer != nil else {
-            throw AuthError(
-                .configurationInvalid,
-                "the field \"issuer\" is missing",
-                hint: "set the issuer URL (--issuer, NATIVEAUTH_ISSUER or \"issuer\" in the config file)"
-            )
-        }
+        guard configuration.issuer != nil else { throw AuthError.missing(.issuer) }
         self.configuration = configuration
     }
 }

@@ -30,7 +30,7 @@ public struct ProviderConfiguration: Sendable {
     /// The scopes to ask for.
     public var scopes: [String]
     /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
-    /// ``AuthProvider/clientAuthentication(metadata:)``).
+    /// ``ClientAuthentication/standard(for:metadata:)``).
     public var clientAuthentication: ClientAuthentication?
     /// Endpoints that win over the metadata's.
     public var endpoints: EndpointOverrides
@@ -59,17 +59,17 @@ public struct ProviderConfiguration: Sendable {
     }
 
     static let knownKeys: Set<String> = Set(
-        ["provider", "issuer", "client_id", "client_secret", "scope", "client_auth"]
-            + EndpointOverrides.fields.map(\.key)
+        ["provider"] + ProviderSetting.standard.map(\.key) + EndpointOverrides.fields.map(\.key)
     )
 
     /// Reads a configuration from a JSON object.
     ///
     /// - Throws: ``AuthError`` with code ``AuthError/Code/configurationInvalid`` naming the missing
-    ///   or invalid field, for example `the field "client_id" is missing`.
+    ///   or invalid field, for example `the field "client_id" is missing`, with ``AuthError/field``
+    ///   set to its key.
     public init(json object: JSONObject) throws(AuthError) {
         func invalid(_ key: String, _ problem: String) -> AuthError {
-            AuthError(.configurationInvalid, "the field \"\(key)\" \(problem)")
+            AuthError(.configurationInvalid, "the field \"\(key)\" \(problem)", field: key)
         }
         func string(_ key: String) throws(AuthError) -> String? {
             do {
@@ -92,8 +92,8 @@ public struct ProviderConfiguration: Sendable {
             return url
         }
 
-        guard let clientID = try string("client_id") else {
-            throw invalid("client_id", "is missing")
+        guard let clientID = try string(ProviderSetting.clientID.key) else {
+            throw AuthError.missing(.clientID)
         }
         var endpoints = EndpointOverrides()
         for field in EndpointOverrides.fields {
@@ -126,6 +126,23 @@ public struct ProviderConfiguration: Sendable {
             endpoints: endpoints,
             additional: additional
         )
+    }
+
+    /// The value of a provider's own setting (declared in ``AuthProvider/settings``) from
+    /// ``additional``: a non-empty string, or `nil` when it is absent or empty.
+    ///
+    /// - Parameter setting: The declared key.
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, ``AuthError/field`` set)
+    ///   when the value is not a string.
+    public func value(of setting: ProviderSetting) throws(AuthError) -> String? {
+        let value: String?
+        do {
+            value = try additional.string(setting.key)
+        } catch {
+            throw AuthError.invalid(setting, "should be a string")
+        }
+        guard let value, !value.isEmpty else { return nil }
+        return value
     }
 
     /// Reads a JSON configuration file.

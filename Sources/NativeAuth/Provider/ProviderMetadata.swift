@@ -75,7 +75,7 @@ public struct ProviderMetadata: Sendable {
     ///   - overrides: Endpoints that win over the document's.
     /// - Throws: ``AuthError`` (``AuthError/Code/metadataUnavailable``) naming the field that is
     ///   missing, not a URL, or not HTTPS.
-    public init(document: JSONObject, source: URL, overrides: EndpointOverrides) throws(AuthError) {
+    package init(document: JSONObject, source: URL, overrides: EndpointOverrides) throws(AuthError) {
         func problem(_ key: String, _ text: String) -> AuthError {
             AuthError(
                 .metadataUnavailable,
@@ -142,8 +142,12 @@ public struct ProviderMetadata: Sendable {
         }
     }
 
-    /// The metadata with the overrides applied.
-    public func applying(_ overrides: EndpointOverrides) -> ProviderMetadata {
+    /// The metadata with the overrides applied: for providers with fixed endpoints, which build
+    /// their metadata in code and put the configuration's overrides on top.
+    ///
+    /// - Parameter overrides: The configuration's endpoints (``ProviderConfiguration/endpoints``).
+    /// - Returns: The metadata with each given endpoint replaced.
+    @_spi(Provider) public func applying(_ overrides: EndpointOverrides) -> ProviderMetadata {
         var copy = self
         copy.authorizationEndpoint = overrides.authorization ?? authorizationEndpoint
         copy.tokenEndpoint = overrides.token ?? tokenEndpoint

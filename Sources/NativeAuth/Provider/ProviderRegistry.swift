@@ -18,6 +18,9 @@ public struct ProviderRegistry: Sendable {
     /// The registered ids, sorted.
     public var ids: [String] { types.keys.sorted() }
 
+    /// The registered provider types, sorted by id.
+    public var providerTypes: [any AuthProvider.Type] { ids.compactMap { types[$0] } }
+
     /// Registers a provider type under its ``AuthProvider/id``.
     ///
     /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) when the id is taken.

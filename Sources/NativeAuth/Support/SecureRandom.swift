@@ -1,5 +1,5 @@
 internal import Crypto
-package import Foundation
+internal import Foundation
 
 /// Random values for PKCE, `state` and `nonce`, from swift-crypto's system generator.
 package enum SecureRandom {

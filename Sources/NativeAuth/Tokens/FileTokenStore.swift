@@ -19,21 +19,33 @@ internal import LenientJSON
 ///   file, so a crash at any moment leaves the old set or the new one. The temporary files of
 ///   writers that died mid-save are removed by a later save.
 /// - A damaged file is reported, never deleted.
-/// - ``withLock(_:timeout:_:)`` takes an exclusive `flock` on a lock file next to the token file
-///   (`tokens-….json.lock`, 0600), so refreshes in several processes sharing the store run one at a
-///   time. The wait polls without blocking a thread and gives up after the timeout.
+/// - Each file holds its key (issuer, client id, account) beside the tokens, so ``keys()`` can
+///   list what is stored; files written before keys were recorded load as before and are listed
+///   once they are saved again.
+/// - Its lock is a ``FileTokenLock``: an exclusive `flock` per key, so refreshes in several
+///   processes sharing the directory run one at a time.
 public struct FileTokenStore: TokenStore {
     /// The directory holding the token files.
     public let directory: String
+    /// The lock of the store's keys, across the processes of this machine.
+    public let lock: FileTokenLock
 
     /// The largest token file read.
     static let maxFileBytes = 1 << 20
 
     /// Creates a store in `directory`, or in the default directory (``defaultDirectory(environment:)``).
     /// Nothing is created until the first save.
-    public init(directory: String? = nil) {
-        self.directory = directory ?? Self.defaultDirectory()
+    ///
+    /// - Parameters:
+    ///   - directory: The directory; default ``defaultDirectory(environment:)``.
+    ///   - clock: What the lock's timeouts and waits are measured with.
+    public init(directory: String? = nil, clock: AuthClock = .system) {
+        let directory = directory ?? Self.defaultDirectory()
+        self.directory = directory
+        self.lock = FileTokenLock(directory: directory, clock: clock)
     }
+
+    private var privateDirectory: PrivateDirectory { PrivateDirectory(path: directory) }
 
     /// `$XDG_STATE_HOME/nativeauth`, or `~/.local/state/nativeauth` when `XDG_STATE_HOME` is unset or
     /// not absolute (as the XDG Base Directory specification says).
@@ -46,45 +58,93 @@ public struct FileTokenStore: TokenStore {
     }
 
     /// The file that holds the tokens for `key`.
-    public func path(for key: TokenKey) -> String {
+    public func path(for key: TokenKey) -> String { Self.path(for: key, in: directory) }
+
+    /// The file that holds the tokens for `key` in `directory`: a hash of the key, so that no
+    /// file name says whose tokens it holds.
+    static func path(for key: TokenKey, in directory: String) -> String {
         let digest = SHA256.hash(data: Data("\(key.issuer)\n\(key.clientID)\n\(key.account)".utf8))
         let hex = digest.prefix(16).map { String(format: "%02x", $0) }.joined()
-        return directory + "/tokens-" + hex + ".json"
+        return directory + "/" + filePrefix + hex + ".json"
     }
 
+    /// The start of every token file's name.
+    static let filePrefix = "tokens-"
+
     public func load(_ key: TokenKey) throws -> TokenSet? {
-        let path = path(for: key)
+        guard let object = try readObject(at: path(for: key)) else { return nil }
+        return try tokens(in: object, path: path(for: key))
+    }
+
+    public func keys() throws -> [TokenKey] {
+        guard FileManager.default.fileExists(atPath: directory) else { return [] }
+        try privateDirectory.prepare()  // refuses a directory others can enter
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw AuthError(.tokenStoreFailed, "cannot list the token directory \(directory)", underlying: error)
+        }
+        var keys: [TokenKey] = []
+        for name in names where name.hasPrefix(Self.filePrefix) && name.hasSuffix(".json") {
+            let path = directory + "/" + name
+            // A file written before keys were recorded, or renamed, is not listed: its key is unknown.
+            guard let object = try readObject(at: path), let stored = try? object.object("key"),
+                let key = try? TokenKey(storageJSON: stored), self.path(for: key) == path
+            else { continue }
+            keys.append(key)
+        }
+        return keys
+    }
+
+    /// The JSON object of the file at `path`, after the checks every token file gets; `nil` when
+    /// there is no such file.
+    private func readObject(at path: String) throws -> JSONObject? {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT { return nil }
-            throw failure("cannot open the token file \(path)", errno: errno)
+            throw PrivateDirectory.failure("cannot open the token file \(path)", errno: errno)
         }
         defer { close(descriptor) }
-        try checkPrivate(descriptor: descriptor, path: path, isDirectory: false)
+        try PrivateDirectory.checkPrivate(descriptor: descriptor, path: path, isDirectory: false)
         let data = try readAll(descriptor, path: path)
         do {
             guard let object = try JSONValue.parse(data).objectValue else {
                 throw AuthError(.tokenStoreFailed, "the token file \(path) does not hold a JSON object")
             }
-            return try TokenSet(storageJSON: object)
+            return object
         } catch let error as AuthError {
             throw error
         } catch {
-            throw AuthError(
-                .tokenStoreFailed,
-                "the token file \(path) is damaged: \(Self.summary(of: error))",
-                hint: "sign in again to replace it, or delete the file",
-                underlying: error
-            )
+            throw damaged(path, error)
         }
     }
 
+    private func tokens(in object: JSONObject, path: String) throws -> TokenSet {
+        do {
+            return try TokenSet(storageJSON: object)
+        } catch {
+            throw damaged(path, error)
+        }
+    }
+
+    private func damaged(_ path: String, _ error: any Error) -> AuthError {
+        AuthError(
+            .tokenStoreFailed,
+            "the token file \(path) is damaged: \(Self.summary(of: error))",
+            hint: "sign in again to replace it, or delete the file",
+            underlying: error
+        )
+    }
+
     public func save(_ tokens: TokenSet, for key: TokenKey) throws {
-        try prepareDirectory()
+        try privateDirectory.prepare()
         let path = path(for: key)
         let bytes: [UInt8]
         do {
-            bytes = try tokens.storageJSON.encoded()
+            var object = tokens.storageJSON.objectValue ?? JSONObject()
+            object["key"] = .object(key.storageJSON)
+            bytes = try JSONValue.object(object).encoded()
         } catch {
             throw AuthError(.tokenStoreFailed, "cannot encode the token set", underlying: error)
         }
@@ -95,7 +155,7 @@ public struct FileTokenStore: TokenStore {
             return mkstemp(base)
         }
         guard descriptor >= 0 else {
-            throw failure("cannot create a temporary file in \(directory)", errno: errno)
+            throw PrivateDirectory.failure("cannot create a temporary file in \(directory)", errno: errno)
         }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var committed = false
@@ -107,15 +167,17 @@ public struct FileTokenStore: TokenStore {
         defer { close(descriptor) }
         _ = flock(descriptor, LOCK_EX | LOCK_NB)
         guard fchmod(descriptor, 0o600) == 0 else {
-            throw failure("cannot set mode 0600 on \(temporary)", errno: errno)
+            throw PrivateDirectory.failure("cannot set mode 0600 on \(temporary)", errno: errno)
         }
         try writeAll(descriptor, bytes, path: temporary)
-        guard fsync(descriptor) == 0 else { throw failure("cannot flush \(temporary) to disk", errno: errno) }
+        guard fsync(descriptor) == 0 else {
+            throw PrivateDirectory.failure("cannot flush \(temporary) to disk", errno: errno)
+        }
         guard rename(temporary, path) == 0 else {
-            throw failure("cannot move the new token file into place at \(path)", errno: errno)
+            throw PrivateDirectory.failure("cannot move the new token file into place at \(path)", errno: errno)
         }
         committed = true
-        syncDirectory()
+        privateDirectory.sync()
     }
 
     /// The name of a temporary file `save` writes before renaming it into place.
@@ -143,95 +205,9 @@ public struct FileTokenStore: TokenStore {
     public func remove(_ key: TokenKey) throws {
         let path = path(for: key)
         if unlink(path) != 0, errno != ENOENT {
-            throw failure("cannot remove the token file \(path)", errno: errno)
+            throw PrivateDirectory.failure("cannot remove the token file \(path)", errno: errno)
         }
-        syncDirectory()
-    }
-
-    /// The lock file of `key`.
-    public func lockPath(for key: TokenKey) -> String { path(for: key) + ".lock" }
-
-    public func withLock<T: Sendable>(
-        _ key: TokenKey,
-        timeout: Duration,
-        _ body: @Sendable () async throws -> T
-    ) async throws -> T {
-        try prepareDirectory()
-        let path = lockPath(for: key)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure("cannot open the lock file \(path)", errno: errno) }
-        defer { close(descriptor) }  // closing releases the lock, also if the body throws
-        try checkPrivate(descriptor: descriptor, path: path, isDirectory: false)
-        let deadline = ContinuousClock.now + timeout
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw failure("cannot lock \(path)", errno: errno)
-            }
-            guard ContinuousClock.now < deadline else {
-                throw AuthError(
-                    .tokenStoreFailed,
-                    "another process held the token lock \(path) for longer than \(timeout)",
-                    hint: "if no other sign-in or refresh is running, try again",
-                    isRetryable: true
-                )
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try await body()
-    }
-
-    // MARK: - Directory and permissions
-
-    /// Creates the directory (and missing parents) with mode 0700, or checks the existing one.
-    func prepareDirectory() throws {
-        let info = nativeauth_stat(directory)
-        if info.error == 0 {
-            guard mode_t(truncatingIfNeeded: info.mode) & S_IFMT == S_IFDIR else {
-                throw AuthError(.tokenStoreFailed, "the token store path \(directory) is not a directory")
-            }
-            let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw failure("cannot open the token directory \(directory)", errno: errno) }
-            defer { close(descriptor) }
-            try checkPrivate(descriptor: descriptor, path: directory, isDirectory: true)
-            return
-        }
-        guard info.error == ENOENT else {
-            throw failure("cannot inspect the token directory \(directory)", errno: info.error)
-        }
-        var current = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST {
-                throw failure("cannot create the token directory \(current)", errno: errno)
-            }
-        }
-        // mkdir's mode is filtered by the umask: set it exactly.
-        guard chmod(directory, 0o700) == 0 else { throw failure("cannot set mode 0700 on \(directory)", errno: errno) }
-    }
-
-    private func checkPrivate(descriptor: Int32, path: String, isDirectory: Bool) throws {
-        let info = nativeauth_fstat(descriptor)
-        guard info.error == 0 else { throw failure("cannot inspect \(path)", errno: info.error) }
-        let kind = isDirectory ? "directory" : "file"
-        let mode = mode_t(truncatingIfNeeded: info.mode) & 0o777
-        if info.uid != geteuid() {
-            throw AuthError(
-                .tokenStoreFailed,
-                "the token \(kind) \(path) belongs to another user (uid \(info.uid))",
-                hint: "use a token store directory of your own (--store DIR)"
-            )
-        }
-        if !isDirectory, mode_t(truncatingIfNeeded: info.mode) & S_IFMT != S_IFREG {
-            throw AuthError(.tokenStoreFailed, "the token file \(path) is not a regular file")
-        }
-        if mode & 0o077 != 0 {
-            let wanted = isDirectory ? "700" : "600"
-            throw AuthError(
-                .tokenStoreFailed,
-                "the token \(kind) \(path) can be accessed by other users (mode \(String(mode, radix: 8))); it is not used",
-                hint: "run: chmod \(wanted) '\(path)'"
-            )
-        }
+        privateDirectory.sync()
     }
 
     private func readAll(_ descriptor: Int32, path: String) throws -> [UInt8] {
@@ -241,7 +217,7 @@ public struct FileTokenStore: TokenStore {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw failure("cannot read the token file \(path)", errno: errno)
+                throw PrivateDirectory.failure("cannot read the token file \(path)", errno: errno)
             }
             if count == 0 { return result }
             result.append(contentsOf: buffer[0..<count])
@@ -257,22 +233,10 @@ public struct FileTokenStore: TokenStore {
             let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw failure("cannot write \(path)", errno: errno)
+                throw PrivateDirectory.failure("cannot write \(path)", errno: errno)
             }
             offset += count
         }
-    }
-
-    /// Makes the rename durable. Best effort: some file systems refuse `fsync` on directories.
-    private func syncDirectory() {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
-    }
-
-    private func failure(_ message: String, errno code: Int32) -> AuthError {
-        AuthError(.tokenStoreFailed, "\(message): \(String(cString: strerror(code)))")
     }
 
     private static func summary(of error: any Error) -> String {

@@ -1,13 +1,19 @@
 /// A token store that keeps token sets in memory for the life of the process.
 ///
-/// Its lock serialises the authenticators of one process that share the store.
+/// Its lock (``InProcessTokenLock``) serialises the authenticators of one process that share the
+/// store; nothing outside the process can see the sets, so nothing outside needs locking.
 public actor MemoryTokenStore: TokenStore {
     private var items: [TokenKey: TokenSet] = [:]
-    private var locked: Set<TokenKey> = []
-    private var waiters: [TokenKey: [CheckedContinuation<Void, Never>]] = [:]
+
+    /// The lock of the store's keys, within this process.
+    public nonisolated let lock: InProcessTokenLock
 
     /// Creates an empty store.
-    public init() {}
+    ///
+    /// - Parameter clock: What the lock's timeouts are measured with.
+    public init(clock: AuthClock = .system) {
+        lock = InProcessTokenLock(clock: clock)
+    }
 
     public func load(_ key: TokenKey) -> TokenSet? { items[key] }
 
@@ -15,22 +21,5 @@ public actor MemoryTokenStore: TokenStore {
 
     public func remove(_ key: TokenKey) { items[key] = nil }
 
-    public func withLock<T: Sendable>(
-        _ key: TokenKey,
-        timeout: Duration,
-        _ body: @Sendable () async throws -> T
-    ) async throws -> T {
-        while locked.contains(key) {
-            await withCheckedContinuation { waiters[key, default: []].append($0) }
-        }
-        locked.insert(key)
-        defer {
-            locked.remove(key)
-            if var queue = waiters[key], !queue.isEmpty {
-                queue.removeFirst().resume()
-                waiters[key] = queue
-            }
-        }
-        return try await body()
-    }
+    public func keys() -> [TokenKey] { Array(items.keys) }
 }

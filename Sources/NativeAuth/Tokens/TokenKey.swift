@@ -1,3 +1,5 @@
+public import LenientJSON
+
 /// Names one stored token set: whose tokens, from which server, for which client.
 public struct TokenKey: Sendable, Hashable, CustomStringConvertible {
     /// The issuer URL, or the provider id for providers without an issuer (GitHub).
@@ -15,4 +17,23 @@ public struct TokenKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(account)@\(issuer) (client \(clientID))" }
+}
+
+extension TokenKey {
+    /// The key as a JSON object (`issuer`, `client_id`, `account`), for stores that keep it beside
+    /// the tokens.
+    public var storageJSON: JSONObject {
+        ["issuer": .string(issuer), "client_id": .string(clientID), "account": .string(account)]
+    }
+
+    /// Reads a key written by ``storageJSON``.
+    ///
+    /// - Throws: `JSONFieldError` naming a missing or malformed field.
+    public init(storageJSON object: JSONObject) throws(JSONFieldError) {
+        self.init(
+            issuer: try object.requiredString("issuer"),
+            clientID: try object.requiredString("client_id"),
+            account: try object.string("account") ?? "default"
+        )
+    }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 public import LenientJSON
 import NIOConcurrencyHelpers
+public import NativeAuth
 
 /// An OpenID provider that runs in your process on 127.0.0.1: sign-in, refresh, the device flow,
 /// userinfo, revocation and logout against a real server over real HTTP, with no account, no
@@ -198,8 +199,9 @@ public final class SandboxAuthorizationServer: Sendable {
         public var scopesSupported: [String]
         /// The port on 127.0.0.1; 0 picks a free one.
         public var port: Int
-        /// The current time, for every expiry and every `iat`; inject one to test expiry without waiting.
-        public var clock: @Sendable () -> Date
+        /// The current time, for every expiry and every `iat`; inject one (a ``TestClock``'s) to test
+        /// expiry without waiting.
+        public var clock: AuthClock
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -232,7 +234,7 @@ public final class SandboxAuthorizationServer: Sendable {
             signingAlgorithm: SigningAlgorithm = .es256,
             scopesSupported: [String] = ["openid", "profile", "email", "offline_access", "api"],
             port: Int = 0,
-            clock: @escaping @Sendable () -> Date = { Date() }
+            clock: AuthClock = .system
         ) {
             self.clients = clients
             self.users = users

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import LenientJSON
 import NIOConcurrencyHelpers
-import NativeAuth
+@_spi(Provider) import NativeAuth
 
 extension SandboxCore {
     // MARK: Authorization

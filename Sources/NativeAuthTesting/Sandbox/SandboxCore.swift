@@ -97,7 +97,7 @@ final class SandboxCore: Sendable {
             ))
     }
 
-    var now: Date { configuration.clock() }
+    var now: Date { configuration.clock.now() }
 
     func client(_ id: String?) -> SandboxAuthorizationServer.Client? {
         configuration.clients.first { $0.id == id }

@@ -1,6 +1,5 @@
 public import Foundation
-public import HTTPTypes
-public import LenientJSON
+package import LenientJSON
 
 /// A device authorization response (RFC 8628 §3.2): the code the person enters, where, and how
 /// long the client may poll.
@@ -35,31 +34,12 @@ public struct DeviceAuthorization: Sendable {
         self.interval = interval
     }
 
-    /// Decodes a JSON device authorization response.
+    /// Builds a response from its fields (JSON, or form fields turned into an object).
     ///
     /// - Accepts Google's `verification_url` (and `verification_url_complete`) spelling.
     /// - `expires_in` and `interval` may be numbers or numeric strings; `interval` defaults to 5.
     /// - The verification pages must be https (plain http only on loopback): the person is sent there.
-    ///
-    /// - Throws: ``AuthError`` from `errorMapper` for an HTTP error, an `error` member, or a body
-    ///   that is not the JSON object RFC 8628 describes.
-    public static func decodeJSON(
-        _ response: HTTPResponse,
-        body: Data,
-        errorMapper: any ErrorMapper
-    ) throws(AuthError) -> DeviceAuthorization {
-        try TokenResponseDecoder.decodeSuccessful(
-            response,
-            body: body,
-            operation: .deviceAuthorization,
-            requiredKey: "device_code",
-            errorMapper: errorMapper,
-            build: decode
-        )
-    }
-
-    /// Builds a response from its members (JSON, or form fields turned into an object).
-    public static func decode(_ object: JSONObject) throws -> DeviceAuthorization {
+    package static func decode(_ object: JSONObject) throws -> DeviceAuthorization {
         func page(_ keys: [String], required: Bool) throws -> URL? {
             for key in keys {
                 guard let text = try object.string(key), !text.isEmpty else { continue }

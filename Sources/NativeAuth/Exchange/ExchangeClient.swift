@@ -1,0 +1,262 @@
+package import Foundation
+package import HTTPTypes
+package import LenientJSON
+package import Logging
+internal import NIOConcurrencyHelpers
+
+/// The one path of every request NativeAuth sends: the token, device authorization and
+/// revocation endpoints, discovery, the JWKS, userinfo and the requests an app makes with its
+/// access token.
+///
+/// A request to an OAuth endpoint goes through ``post(_:metadata:read:)``, the one place of the
+/// sequence: the grant's form → the provider's ``AuthProvider/prepare(_:metadata:)`` → the HTTP
+/// request → ``send(_:body:operation:)`` (the one call of the transport) → reading the answer with
+/// the provider's decode hooks (``AuthProvider/parseBody(_:of:)``, ``AuthProvider/fields(of:for:)``)
+/// → ``error(for:)``, the one place where failures become ``AuthError``s (the provider's
+/// ``ErrorMapper`` first, then ``StandardErrorMapper``).
+///
+/// It also keeps what is loaded once per client: the provider's metadata and its signing keys.
+package final class ExchangeClient: Sendable {
+    package let provider: any AuthProvider
+    package let transport: any HTTPTransport
+    package let clock: AuthClock
+    package let logger: Logger
+    private let metadataFlight = SingleFlight<ProviderMetadata>(keepsValue: true)
+    private let signingKeys = NIOLockedValueBox<JWKSCache?>(nil)
+
+    package init(provider: any AuthProvider, transport: any HTTPTransport, clock: AuthClock, logger: Logger) {
+        self.provider = provider
+        self.transport = transport
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: - What is loaded once
+
+    /// The provider's metadata, loaded once: concurrent callers share one load; a failure is not
+    /// kept, so the next call tries again.
+    package func metadata() async throws -> ProviderMetadata {
+        try await metadataFlight.value { [self] in
+            let metadata = try await provider.loadMetadata(MetadataLoader(client: self))
+            logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
+            return metadata
+        }
+    }
+
+    /// The signing keys published at `url`, cached for as long as the metadata names that URL.
+    package func signingKeys(at url: URL) -> JWKSCache {
+        signingKeys.withLockedValue { cache in
+            if let cache, cache.url == url { return cache }
+            let fresh = JWKSCache(url: url)
+            cache = fresh
+            return fresh
+        }
+    }
+
+    // MARK: - The one send and the one mapping
+
+    /// Sends a request through the transport; a failure without a response (network, timeout,
+    /// cancellation, a body over the size limit) becomes an ``AuthError`` for `operation`.
+    package func send(
+        _ request: HTTPRequest,
+        body: Data?,
+        operation: AuthOperation
+    ) async throws(AuthError) -> (HTTPResponse, Data) {
+        do {
+            return try await transport.send(request, body: body)
+        } catch {
+            throw self.error(for: AuthFailure(operation: operation, underlying: error))
+        }
+    }
+
+    /// The error for a failure: the provider's mapper first, the standard mapping for whatever it
+    /// leaves. Every failure NativeAuth reports from a server or a transport passes here.
+    package func error(for failure: AuthFailure) -> AuthError {
+        provider.errorMapper.map(failure) ?? StandardErrorMapper().mapFailure(failure)
+    }
+
+    /// The error for an answer that is not a success: the OAuth error fields are read from the
+    /// body as the provider encodes it (GitHub's form-encoded errors too).
+    package func refusal(
+        _ operation: AuthOperation,
+        response: HTTPResponse,
+        body: Data,
+        object: JSONObject?,
+        underlying: (any Error)? = nil
+    ) -> Refusal {
+        var failure = AuthFailure(operation: operation, response: response, body: body, underlying: underlying)
+        if let object, let oauthError = OAuthErrorResponse(json: object) { failure.oauthError = oauthError }
+        return Refusal(error: error(for: failure), object: object)
+    }
+
+    // MARK: - OAuth endpoints
+
+    /// An answer the client could not turn into a result: the error, and the body as an object
+    /// when it was one (the device flow reads a `slow_down`'s `interval` from it).
+    package struct Refusal: Error {
+        package let error: AuthError
+        package let object: JSONObject?
+    }
+
+    /// The exchange sequence: prepares `request` with the provider's hook, sends it, and reads the
+    /// answer with `read`.
+    private func post<T>(
+        _ request: OAuthRequest,
+        metadata: ProviderMetadata,
+        read: (HTTPResponse, Data) -> Result<T, Refusal>
+    ) async -> Result<T, Refusal> {
+        var request = request
+        provider.prepare(&request, metadata: metadata)
+        let (httpRequest, body) = request.httpRequest()
+        do {
+            let (response, data) = try await send(httpRequest, body: body, operation: request.operation)
+            return read(response, data)
+        } catch {
+            return .failure(Refusal(error: error, object: nil))
+        }
+    }
+
+    /// Reads an OAuth endpoint's answer: a success status, a body the provider can read as an
+    /// object, no `error` member (servers send those with HTTP 200 too), and fields `build` can read.
+    ///
+    /// - Parameter requiredKey: The member a successful answer must have, named when the body is
+    ///   no object at all.
+    package func read<T>(
+        _ response: HTTPResponse,
+        _ body: Data,
+        operation: AuthOperation,
+        requiredKey: String,
+        build: (JSONObject) throws -> T
+    ) -> Result<T, Refusal> {
+        var object: JSONObject?
+        var parseError: (any Error)?
+        do {
+            object = try provider.parseBody(body, of: response)
+        } catch {
+            parseError = error
+        }
+        guard (200..<300).contains(response.status.code) else {
+            return .failure(refusal(operation, response: response, body: body, object: object))
+        }
+        guard let object else {
+            let underlying = parseError ?? JSONFieldError(key: requiredKey, problem: .missing)
+            if let error = underlying as? AuthError { return .failure(Refusal(error: error, object: nil)) }
+            return .failure(refusal(operation, response: response, body: body, object: nil, underlying: underlying))
+        }
+        if OAuthErrorResponse(json: object) != nil {
+            return .failure(refusal(operation, response: response, body: body, object: object))
+        }
+        do {
+            return .success(try build(try provider.fields(of: object, for: operation)))
+        } catch let error as AuthError {
+            return .failure(Refusal(error: error, object: object))
+        } catch {
+            return .failure(refusal(operation, response: response, body: body, object: object, underlying: error))
+        }
+    }
+
+    /// Redeems `grant` at the token endpoint.
+    ///
+    /// - Parameters:
+    ///   - grant: What to trade for tokens.
+    ///   - metadata: The provider's metadata (the token endpoint, client authentication).
+    ///   - requestedScopes: The scopes asked for, which the tokens carry when the answer names none.
+    ///   - previous: The tokens being refreshed (their refresh token is kept when the answer has none).
+    package func tokens(
+        for grant: Grant,
+        metadata: ProviderMetadata,
+        requestedScopes: [String],
+        previous: TokenSet? = nil
+    ) async throws(AuthError) -> TokenSet {
+        switch await redeem(grant, metadata: metadata, requestedScopes: requestedScopes, previous: previous) {
+        case .success(let tokens): return tokens
+        case .failure(let refusal): throw refusal.error
+        }
+    }
+
+    /// Redeems `grant` and hands back a refusal with the body it came with, for callers that act on
+    /// what the server said (the device flow's `authorization_pending` and `slow_down`).
+    package func redeem(
+        _ grant: Grant,
+        metadata: ProviderMetadata,
+        requestedScopes: [String],
+        previous: TokenSet? = nil
+    ) async -> Result<TokenSet, Refusal> {
+        let request = OAuthRequest(tokenEndpoint: metadata.tokenEndpoint, grant: grant)
+        return await post(request, metadata: metadata) { response, body in
+            let context = TokenResponseDecoder.Context(
+                requestedScopes: requestedScopes, receivedAt: clock.now(), previous: previous)
+            return read(response, body, operation: grant.operation, requiredKey: "access_token") { fields in
+                try TokenResponseDecoder.decode(fields, context: context)
+            }
+        }
+    }
+
+    /// Asks the device authorization endpoint for a code (RFC 8628 §3.1).
+    package func deviceAuthorization(
+        at endpoint: URL,
+        scopes: [String],
+        metadata: ProviderMetadata
+    ) async throws(AuthError) -> DeviceAuthorization {
+        let form = scopes.isEmpty ? [] : [FormField("scope", scopes.joined(separator: " "))]
+        let request = OAuthRequest(url: endpoint, operation: .deviceAuthorization, form: form)
+        let result = await post(request, metadata: metadata) { response, body in
+            read(response, body, operation: .deviceAuthorization, requiredKey: "device_code") { fields in
+                try DeviceAuthorization.decode(fields)
+            }
+        }
+        switch result {
+        case .success(let authorization): return authorization
+        case .failure(let refusal): throw refusal.error
+        }
+    }
+
+    /// Revokes a token (RFC 7009). The server answers 200 whatever the token's state (§2.2);
+    /// anything else is an error.
+    package func revoke(
+        _ token: String,
+        hint: String,
+        at endpoint: URL,
+        metadata: ProviderMetadata
+    ) async throws(AuthError) {
+        let form = [FormField("token", token), FormField("token_type_hint", hint)]
+        let request = OAuthRequest(url: endpoint, operation: .revocation, form: form)
+        let result: Result<Void, Refusal> = await post(request, metadata: metadata) { response, body in
+            guard response.status.code != 200 else { return .success(()) }
+            let object = try? provider.parseBody(body, of: response)
+            return .failure(refusal(.revocation, response: response, body: body, object: object))
+        }
+        if case .failure(let refusal) = result { throw refusal.error }
+    }
+
+    // MARK: - Documents and resources
+
+    /// Fetches a JSON document (discovery, JWKS): the response whatever its status, for callers
+    /// that judge it themselves.
+    package func fetchDocument(_ url: URL, operation: AuthOperation) async throws(AuthError) -> (HTTPResponse, Data) {
+        var request = HTTPRequest(method: .get, url: url)
+        request.headerFields[.accept] = "application/json"
+        return try await send(request, body: nil, operation: operation)
+    }
+
+    /// Sends an app's request with its access token: the one place the `Authorization` header of
+    /// a resource request is made.
+    package func sendAuthorized(
+        _ request: HTTPRequest,
+        body: Data?,
+        accessToken: String,
+        operation: AuthOperation = .apiRequest
+    ) async throws(AuthError) -> (HTTPResponse, Data) {
+        var authorized = request
+        authorized.headerFields[.authorization] = "Bearer \(accessToken)"
+        return try await send(authorized, body: body, operation: operation)
+    }
+
+    /// Reads a userinfo answer (OIDC Core §5.3) with the provider's decode hooks.
+    package func userInfo(from response: HTTPResponse, body: Data) throws(AuthError) -> UserInfo {
+        switch read(response, body, operation: .userInfo, requiredKey: "sub", build: UserInfo.init(claims:)) {
+        case .success(let info): return info
+        case .failure(let refusal): throw refusal.error
+        }
+    }
+}

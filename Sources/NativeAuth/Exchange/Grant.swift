@@ -1,0 +1,88 @@
+public import Foundation
+
+/// What a token request trades for tokens: one value per `grant_type` (RFC 6749 §4 and the grant
+/// extensions), with the parameters it carries.
+///
+/// NativeAuth builds grants itself; a provider sees the ``kind`` of the grant a token request
+/// carries in ``OAuthRequest/grant`` (GitHub sends no client secret with a device code, for
+/// example), never by reading the form.
+///
+/// Printing a grant shows its kind only: codes, verifiers and refresh tokens are secrets.
+public struct Grant: Sendable {
+    /// A grant type: the value of the `grant_type` parameter. An open set, like ``AuthError/Code``.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The `grant_type` value.
+        public let rawValue: String
+
+        /// Creates a grant type.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public var description: String { rawValue }
+
+        /// `authorization_code` (RFC 6749 §4.1.3).
+        public static let authorizationCode = Self(rawValue: "authorization_code")
+        /// `refresh_token` (RFC 6749 §6).
+        public static let refreshToken = Self(rawValue: "refresh_token")
+        /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4).
+        public static let deviceCode = Self(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
+    }
+
+    /// The grant type.
+    public let kind: Kind
+    /// The parameters besides `grant_type`, in order. They hold secrets.
+    let parameters: [FormField]
+
+    /// The authorization code of a sign-in, with the redirect URI it came to and the PKCE verifier.
+    ///
+    /// - Parameters:
+    ///   - code: The code from the callback.
+    ///   - redirectURI: The redirect URI of the authorization request.
+    ///   - codeVerifier: The PKCE verifier whose challenge the authorization request carried.
+    public static func authorizationCode(_ code: String, redirectURI: URL, codeVerifier: String) -> Grant {
+        Grant(
+            kind: .authorizationCode,
+            parameters: [
+                FormField("code", code),
+                FormField("redirect_uri", redirectURI.absoluteString),
+                FormField("code_verifier", codeVerifier),
+            ]
+        )
+    }
+
+    /// A refresh token.
+    ///
+    /// - Parameter token: The refresh token.
+    public static func refreshToken(_ token: String) -> Grant {
+        Grant(kind: .refreshToken, parameters: [FormField("refresh_token", token)])
+    }
+
+    /// The device code of a device authorization (RFC 8628).
+    ///
+    /// - Parameter code: The `device_code` from the device authorization response.
+    public static func deviceCode(_ code: String) -> Grant {
+        Grant(kind: .deviceCode, parameters: [FormField("device_code", code)])
+    }
+
+    /// What an error while redeeming this grant is about: ``AuthOperation/refresh`` for a refresh
+    /// token, ``AuthOperation/tokenExchange`` for the others.
+    public var operation: AuthOperation {
+        kind == .refreshToken ? .refresh : .tokenExchange
+    }
+
+    /// The form fields of the token request: `grant_type` first, then the grant's parameters.
+    var formFields: [FormField] {
+        [FormField("grant_type", kind.rawValue)] + parameters
+    }
+}
+
+extension Grant: CustomStringConvertible, CustomReflectable {
+    /// The grant type and the names of its parameters; never their values.
+    public var description: String {
+        "Grant(\(kind.rawValue): " + parameters.map(\.name).joined(separator: ", ") + ")"
+    }
+
+    /// Reflection shows the same as the description.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["kind": kind.rawValue, "parameters": parameters.map(\.name)], displayStyle: .struct)
+    }
+}

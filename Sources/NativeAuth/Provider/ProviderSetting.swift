@@ -1,0 +1,65 @@
+internal import Foundation
+
+/// A configuration key, declared once: what it is called in a configuration file, what it is for,
+/// and from that the command-line option and environment variable that set it.
+///
+/// The standard keys every provider reads are declared here (``issuer``, ``clientID``, …); a
+/// provider declares its own in ``AuthProvider/settings`` and reads them with
+/// ``ProviderConfiguration/value(of:)``. NativeAuthCommands turns every declared key into an
+/// option (`--user-pool-id`), an environment variable (`NATIVEAUTH_USER_POOL_ID`) and the hint of
+/// any ``AuthError`` whose ``AuthError/field`` names it.
+///
+/// ```swift
+/// extension ProviderSetting {
+///     static let tenant = ProviderSetting("tenant", help: "The Acme tenant, like main.")
+/// }
+/// struct AcmeProvider: AuthProvider {
+///     static let settings: [ProviderSetting] = [.tenant]
+///     …
+///     init(configuration: ProviderConfiguration) throws {
+///         tenant = try configuration.value(of: .tenant) ?? "main"
+///     }
+/// }
+/// ```
+public struct ProviderSetting: Sendable, Hashable, CustomStringConvertible {
+    /// The key in a configuration file, snake_case: `user_pool_id`.
+    public let key: String
+    /// One sentence for people: what the value is, with an example or the default.
+    public let help: String
+
+    /// Declares a key.
+    ///
+    /// - Parameters:
+    ///   - key: The snake_case key (letters, digits and `_`).
+    ///   - help: What the value is.
+    public init(_ key: String, help: String) {
+        self.key = key
+        self.help = help
+    }
+
+    /// The command-line option: `--` and the key with `-` for `_` (`--user-pool-id`).
+    public var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
+
+    /// The environment variable: `NATIVEAUTH_` and the key in capitals (`NATIVEAUTH_USER_POOL_ID`).
+    public var environmentVariable: String { "NATIVEAUTH_" + key.uppercased() }
+
+    public var description: String { key }
+}
+
+extension ProviderSetting {
+    /// `issuer`: the issuer URL, exactly as the provider's metadata states it.
+    public static let issuer = ProviderSetting("issuer", help: "The issuer URL of the authorization server.")
+    /// `client_id`: the OAuth client id.
+    public static let clientID = ProviderSetting("client_id", help: "The OAuth client id.")
+    /// `client_secret`: the secret of a confidential client.
+    public static let clientSecret = ProviderSetting(
+        "client_secret", help: "The client secret, for confidential clients.")
+    /// `scope`: the scopes to ask for.
+    public static let scope = ProviderSetting("scope", help: "The scopes to ask for, space-separated.")
+    /// `client_auth`: how the client authenticates at the token endpoint.
+    public static let clientAuthentication = ProviderSetting(
+        "client_auth", help: "Client authentication: basic, post or none.")
+
+    /// The keys every provider reads, in the order people set them.
+    public static let standard: [ProviderSetting] = [.issuer, .clientID, .clientSecret, .scope, .clientAuthentication]
+}

@@ -1,0 +1,92 @@
+package import Foundation
+
+/// What to do when a caller needs tokens: the pure half of refreshing, decided from what the
+/// caller saw, what is held, the time and the validity asked for. ``TokenLifecycle`` carries the
+/// decisions out (the store, the lock, the token request); this type does no I/O, so every case is
+/// tested on its own.
+///
+/// Two moments need a decision:
+/// - ``decide(seen:current:now:minimumValidity:)``: before a refresh, with the set held in memory
+///   (or, under the lock, the set just loaded from the store).
+/// - ``afterRefusal(of:reloaded:current:now:minimumValidity:)``: after the server refused the
+///   refresh token (`invalid_grant`), with the set loaded again.
+package enum RefreshDecision: Equatable, Sendable {
+    /// The set is good: use it, send nothing.
+    case use(TokenSet)
+    /// Send this refresh token; the set is the one being refreshed.
+    case refresh(TokenSet, refreshToken: String)
+    /// Nothing can be refreshed: the person must sign in (the error says why).
+    case signIn(AuthError)
+
+    /// What to do after the server refused a refresh token.
+    package enum AfterRefusal: Equatable, Sendable {
+        /// Another process stored a set that is good: use it, send nothing.
+        case use(TokenSet)
+        /// Another process stored a newer refresh token: send that one.
+        case retry(TokenSet, refreshToken: String)
+        /// The refresh token is dead and nobody stored a newer one: store this set (the refresh
+        /// token removed) and ask for a sign-in.
+        case clear(TokenSet)
+    }
+
+    /// The decision before a refresh.
+    ///
+    /// - Parameters:
+    ///   - seen: The set the caller's need is based on; `nil` when the caller simply wants a valid
+    ///     access token (then a valid `current` is used as it is).
+    ///   - current: What is held now (in memory, or under the lock in the store).
+    ///   - now: The time.
+    ///   - minimumValidity: How long the access token must still be valid; `nil` for a forced
+    ///     refresh, which uses `current` only when it changed since `seen` and has not expired.
+    package static func decide(
+        seen: TokenSet?,
+        current: TokenSet?,
+        now: Date,
+        minimumValidity: TimeInterval?
+    ) -> RefreshDecision {
+        guard let current else { return .signIn(Self.notSignedIn) }
+        let changed = seen.map { $0.accessToken != current.accessToken } ?? true
+        if changed, !current.accessToken.isEmpty, current.isValid(at: now, leeway: minimumValidity ?? 0) {
+            return .use(current)
+        }
+        guard let refreshToken = current.refreshToken else {
+            return .signIn(
+                seen == nil
+                    ? AuthError(
+                        .loginRequired, "the access token has expired and there is no refresh token",
+                        hint: "sign in again")
+                    : AuthError(.loginRequired, "there is no refresh token", hint: "sign in again")
+            )
+        }
+        return .refresh(current, refreshToken: refreshToken)
+    }
+
+    /// The decision after the server refused `refused` as no longer valid: another process may
+    /// have won a rotation race and stored a newer refresh token; else the refresh token is dead.
+    ///
+    /// - Parameters:
+    ///   - refused: The refresh token the server refused.
+    ///   - reloaded: What the store holds now.
+    ///   - current: The set that was being refreshed.
+    ///   - now: The time.
+    ///   - minimumValidity: As in ``decide(seen:current:now:minimumValidity:)``.
+    package static func afterRefusal(
+        of refused: String,
+        reloaded: TokenSet?,
+        current: TokenSet,
+        now: Date,
+        minimumValidity: TimeInterval?
+    ) -> AfterRefusal {
+        if let reloaded, let newer = reloaded.refreshToken, newer != refused {
+            if !reloaded.accessToken.isEmpty, reloaded.isValid(at: now, leeway: minimumValidity ?? 0) {
+                return .use(reloaded)
+            }
+            return .retry(reloaded, refreshToken: newer)
+        }
+        var cleared = reloaded ?? current
+        cleared.refreshToken = nil
+        return .clear(cleared)
+    }
+
+    static let notSignedIn = AuthError(.loginRequired, "not signed in", hint: "sign in first")
+}

@@ -1,0 +1,233 @@
+package import Foundation
+package import HTTPTypes
+internal import Logging
+
+/// The tokens of one sign-in over time: the copy in memory, the store, refreshing once however
+/// many callers and processes need it, and sending requests with them.
+///
+/// Refreshing is a decision (``RefreshDecision``, pure) carried out here:
+/// - concurrent callers share one refresh (``SingleFlight``);
+/// - under the store's lock the stored set is loaded again, and a set another process refreshed
+///   meanwhile is used instead of spending the refresh token;
+/// - when the server refuses the refresh token, the store is read once more in case another
+///   process won a rotation race; else the refresh token is removed and the person must sign in;
+/// - any other failure (5xx, network, timeout, a malformed answer) leaves the store as it was.
+package actor TokenLifecycle {
+    package nonisolated let key: TokenKey
+    package nonisolated let store: any TokenStore
+    private nonisolated let lock: any TokenLock
+    private nonisolated let client: ExchangeClient
+    private nonisolated let lockTimeout: Duration
+    private nonisolated let refreshes = SingleFlight<TokenSet>()
+    private var cached: TokenSet?
+
+    /// Why the ID token of the last refresh was refused, if it was.
+    package private(set) var lastRefreshIDTokenError: AuthError?
+
+    package init(client: ExchangeClient, store: any TokenStore, key: TokenKey, lockTimeout: Duration) {
+        self.client = client
+        self.store = store
+        self.lock = store.lock
+        self.key = key
+        self.lockTimeout = lockTimeout
+    }
+
+    private var now: Date { client.clock.now() }
+
+    // MARK: - The set
+
+    /// The set in memory, else the stored one; `nil` when signed out.
+    package func current() async throws -> TokenSet? {
+        if let cached { return cached }
+        let loaded = try await storeCall { try await store.load(key) }
+        cached = loaded
+        return loaded
+    }
+
+    /// Stores the set of a new sign-in and keeps it.
+    package func adopt(_ tokens: TokenSet) async throws {
+        try await storeCall { try await store.save(tokens, for: key) }
+        cached = tokens
+    }
+
+    /// Removes the stored set.
+    package func remove() async throws {
+        try await storeCall { try await store.remove(key) }
+        cached = nil
+    }
+
+    /// Changes the stored set in place, when there is one (the expiry hooks of NativeAuthTesting).
+    package func modify(_ change: @Sendable (inout TokenSet) -> Void) async throws {
+        guard var tokens = try await current() else { return }
+        change(&tokens)
+        try await adopt(tokens)
+    }
+
+    // MARK: - Refreshing
+
+    /// An access token valid for at least `minimumValidity` seconds, refreshed when needed.
+    package func accessToken(minimumValidity: TimeInterval) async throws -> String {
+        let current = try await current()
+        switch RefreshDecision.decide(seen: nil, current: current, now: now, minimumValidity: minimumValidity) {
+        case .use(let tokens):
+            return tokens.accessToken
+        case .signIn(let error):
+            throw error
+        case .refresh(let tokens, _):
+            return try await refresh(replacing: tokens, minimumValidity: minimumValidity).accessToken
+        }
+    }
+
+    /// Refreshes now, whether or not the tokens expire soon.
+    package func refresh() async throws -> TokenSet {
+        guard let tokens = try await current() else { throw RefreshDecision.notSignedIn }
+        return try await refresh(replacing: tokens, minimumValidity: nil)
+    }
+
+    /// Joins the refresh in flight, or starts one; uses the set in memory when it changed since
+    /// `seen` and is good.
+    private func refresh(replacing seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
+        if case .use(let tokens) = RefreshDecision.decide(
+            seen: seen, current: cached, now: now, minimumValidity: minimumValidity)
+        {
+            return tokens  // refreshed since the caller looked
+        }
+        return try await refreshes.value {
+            try await self.refreshUnderLock(seen: seen, minimumValidity: minimumValidity)
+        }
+    }
+
+    private func refreshUnderLock(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
+        let lock = lock
+        let key = key
+        let timeout = lockTimeout
+        return try await storeCall {
+            try await lock.withLock(key, timeout: timeout) {
+                try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity)
+            }
+        }
+    }
+
+    private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
+        let stored = try await storeCall { try await store.load(key) }
+        switch RefreshDecision.decide(
+            seen: seen, current: stored ?? cached, now: now, minimumValidity: minimumValidity)
+        {
+        case .use(let tokens):
+            client.logger.debug("using tokens another process refreshed")
+            cached = tokens
+            return tokens
+        case .signIn(let error):
+            throw error
+        case .refresh(let current, let refreshToken):
+            do {
+                return try await sendRefresh(current, refreshToken: refreshToken)
+            } catch let error as AuthError where error.isLoginRequired {
+                let reloaded = try await storeCall { try await store.load(key) }
+                switch RefreshDecision.afterRefusal(
+                    of: refreshToken, reloaded: reloaded, current: current, now: now, minimumValidity: minimumValidity)
+                {
+                case .use(let tokens):
+                    client.logger.debug("another process refreshed with a rotated refresh token; using its tokens")
+                    cached = tokens
+                    return tokens
+                case .retry(let tokens, let newer):
+                    client.logger.debug("refresh token rotated by another process; retrying with the stored one")
+                    return try await sendRefresh(tokens, refreshToken: newer)
+                case .clear(let cleared):
+                    try await storeCall { try await store.save(cleared, for: key) }
+                    cached = cleared
+                    client.logger.info("refresh token refused; sign-in required")
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Sends one refresh request and stores its answer.
+    ///
+    /// A new ID token is validated without a nonce, and must name the same subject (OIDC Core
+    /// §12.2). A bad one is not stored: the new access and refresh tokens are (the old refresh
+    /// token may be spent), with the previous ID token, and the failure is kept in
+    /// ``lastRefreshIDTokenError``.
+    private func sendRefresh(_ current: TokenSet, refreshToken: String) async throws -> TokenSet {
+        let metadata = try await client.metadata()
+        var tokens = try await client.tokens(
+            for: .refreshToken(refreshToken), metadata: metadata, requestedScopes: current.scopes, previous: current)
+        lastRefreshIDTokenError = nil
+        if tokens.idToken != nil, tokens.idToken != current.idToken {
+            do {
+                let claims = try await IDTokenValidator.claims(
+                    of: tokens, metadata: metadata, client: client, nonce: nil, previousSubject: current.subject)
+                if let claims { tokens.adopt(claims) }
+            } catch {
+                lastRefreshIDTokenError = error
+                tokens.idToken = current.idToken
+                tokens.subject = current.subject
+                tokens.displayName = current.displayName
+            }
+        }
+        try await storeCall { try await store.save(tokens, for: key) }
+        cached = tokens
+        client.logger.debug("tokens refreshed")
+        return tokens
+    }
+
+    // MARK: - Sending
+
+    /// Sends `request` with the access token; on a 401, refreshes once (not at all when the token
+    /// changed since) and retries once.
+    package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        let token = try await accessToken(minimumValidity: 60)
+        let (response, data) = try await client.sendAuthorized(request, body: body, accessToken: token)
+        guard response.status.code == 401 else { return try checkScope(response, data) }
+        if let current = try await current(), current.accessToken == token {
+            // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with.
+            guard current.refreshToken != nil else { throw refusedToken(response, data) }
+            _ = try await refresh(replacing: current, minimumValidity: nil)
+        }
+        let fresh = try await accessToken(minimumValidity: 60)
+        let (retried, retriedData) = try await client.sendAuthorized(request, body: body, accessToken: fresh)
+        if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
+        return try checkScope(retried, retriedData)
+    }
+
+    /// A 401 as ``AuthError/Code/invalidToken``, in the provider's words when it has some.
+    private func refusedToken(_ response: HTTPResponse, _ body: Data) -> AuthError {
+        let error = client.error(for: AuthFailure(operation: .apiRequest, response: response, body: body))
+        guard error.code != .invalidToken else { return error }
+        return AuthError(
+            .invalidToken,
+            "the server refused the access token",
+            hint: "sign in again",
+            operation: .apiRequest,
+            status: 401,
+            oauthError: error.oauthError
+        )
+    }
+
+    /// A 403 whose challenge says `insufficient_scope` is an error; any other answer is the app's.
+    private func checkScope(_ response: HTTPResponse, _ body: Data) throws -> (HTTPResponse, Data) {
+        guard response.status.code == 403,
+            let header = response.headerFields[.wwwAuthenticate],
+            BearerChallenge(headerValue: header)?.error == "insufficient_scope"
+        else { return (response, body) }
+        throw client.error(for: AuthFailure(operation: .apiRequest, response: response, body: body))
+    }
+
+    // MARK: - Store errors
+
+    /// Runs a store operation; a failure that is not an ``AuthError`` becomes
+    /// ``AuthError/Code/tokenStoreFailed``.
+    private func storeCall<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as AuthError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw AuthError(.tokenStoreFailed, "the token store failed (\(type(of: error)))", underlying: error)
+        }
+    }
+}

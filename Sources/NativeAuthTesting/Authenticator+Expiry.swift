@@ -1,0 +1,19 @@
+internal import Foundation
+public import NativeAuth
+
+extension Authenticator {
+    /// Marks the access token as expired (in memory and in the store), so that the next
+    /// `accessToken()` refreshes: for testing an app's own refresh paths.
+    public func expireAccessToken() async throws {
+        try await lifecycle.modify { $0.expiresAt = Date(timeIntervalSince1970: 0) }
+    }
+
+    /// Replaces the refresh token (in memory and in the store) with one the server will refuse,
+    /// so that the next refresh fails with `login_required`: for testing an app's sign-in-again
+    /// path. Does nothing when there is no refresh token.
+    public func expireRefreshToken() async throws {
+        try await lifecycle.modify { tokens in
+            if tokens.refreshToken != nil { tokens.refreshToken = "nativeauth-expired-refresh-token" }
+        }
+    }
+}
