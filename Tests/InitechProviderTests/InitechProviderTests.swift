@@ -139,6 +139,25 @@ extension Optional {
 }
 
 @Suite struct InitechProviderTests {
+    /// NativeAuthTesting's suite, with Initech's documented codes in its own error format.
+    @Test func theErrorMapperConforms() throws {
+        func initech(_ code: String) -> String {
+            #"{"status": "error", "errors": [{"code": "\#(code)", "detail": "x"}]}"#
+        }
+        try ErrorMapperConformance(
+            InitechErrorMapper(),
+            own: [
+                .init(
+                    .refresh, status: 401, json: initech("REFRESH_TOKEN_EXPIRED"), expecting: .loginRequired,
+                    oauthError: "REFRESH_TOKEN_EXPIRED"),
+                .init(
+                    .tokenExchange, status: 400, json: initech("AUTH_CODE_INVALID"), expecting: .tokenExchangeFailed,
+                    oauthError: "AUTH_CODE_INVALID"),
+                .init(.tokenExchange, status: 400, json: initech("CLIENT_UNKNOWN"), expecting: .configurationInvalid),
+            ]
+        ).run()
+    }
+
     func authenticator(_ initech: FakeInitech, store: any TokenStore = MemoryTokenStore()) throws -> Authenticator {
         var registry = ProviderRegistry()
         try registry.register(InitechProvider.self)

@@ -151,6 +151,29 @@ final class FakeGitHub: Sendable {
 private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first(named: "code_challenge") ?? "") }
 
 @Suite struct GitHubErrorMapperTests {
+    /// NativeAuthTesting's suite, with GitHub's documented codes sent as GitHub sends them:
+    /// form-encoded, with HTTP 200.
+    @Test func conformsAndMapsGitHubsOwnCodes() throws {
+        try ErrorMapperConformance(
+            GitHubErrorMapper(),
+            own: [
+                .init(
+                    .refresh, status: 200, form: "error=bad_refresh_token", expecting: .loginRequired,
+                    oauthError: "bad_refresh_token"),
+                .init(
+                    .tokenExchange, status: 200, form: "error=bad_verification_code", expecting: .tokenExchangeFailed,
+                    oauthError: "bad_verification_code"),
+                .init(
+                    .tokenExchange, status: 200, form: "error=incorrect_client_credentials",
+                    expecting: .configurationInvalid, oauthError: "incorrect_client_credentials"),
+                .init(
+                    .deviceAuthorization, status: 200, form: "error=device_flow_disabled",
+                    expecting: .configurationInvalid, oauthError: "device_flow_disabled"),
+                .init(.apiRequest, status: 401, json: #"{"message": "Bad credentials"}"#, expecting: .invalidToken),
+            ]
+        ).run()
+    }
+
     @Test(
         arguments: [
             ("bad_verification_code", AuthOperation.tokenExchange, AuthError.Code.tokenExchangeFailed, nil),

@@ -1,9 +1,16 @@
 import NIOConcurrencyHelpers
 public import NativeAuth
 
-/// A ``LineReader`` fed by the test: lines (or the end of the input) are queued with `feed`, and a
-/// read waits until one arrives. It counts reads that were cancelled while waiting, so tests can
-/// prove that a race cancelled the paste side.
+/// A `LineReader` fed by the test, for `ManualPastePresenter` and `LoopbackAndPastePresenter`:
+/// lines (or the end of the input) are queued with ``feed(_:)``, and a read waits until one
+/// arrives. It counts reads that were cancelled while waiting, so tests can prove that a race
+/// cancelled the paste side.
+///
+/// ```swift
+/// let reader = ScriptedLineReader()
+/// let presenter = ManualPastePresenter(configuration: .init(reader: reader, output: ConsoleOutput { _ in }))
+/// reader.feed("http://127.0.0.1:8400/callback?code=…&state=…")   // what the person pastes
+/// ```
 public final class ScriptedLineReader: LineReader {
     private struct State {
         var queue: [String?] = []
@@ -15,11 +22,15 @@ public final class ScriptedLineReader: LineReader {
     private let state = NIOLockedValueBox(State())
 
     /// Creates a reader with `lines` queued; `nil` is the end of the input.
+    ///
+    /// - Parameter lines: The lines to read first.
     public init(_ lines: [String?] = []) {
         state.withLockedValue { $0.queue = lines }
     }
 
     /// Queues a line, or the end of the input (`nil`), waking a waiting read.
+    ///
+    /// - Parameter line: The line, without its line ending.
     public func feed(_ line: String?) {
         state.withLockedValue { state in
             if let waiter = state.waiter {
@@ -39,6 +50,9 @@ public final class ScriptedLineReader: LineReader {
     /// Whether a read is waiting now.
     public var isWaiting: Bool { state.withLockedValue { $0.waiter != nil } }
 
+    /// The next queued line, waiting for one; `nil` at the end of the input.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled while waiting.
     public func readLine() async throws -> String? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
