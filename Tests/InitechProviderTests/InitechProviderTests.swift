@@ -281,6 +281,13 @@ extension Optional {
 }
 
 @Suite struct InitechLoginCLITests {
+    /// A provider written outside the core declares `host`; its CLI offers it without a line of its own.
+    @Test func theHostOptionDerivesFromTheDeclaration() async throws {
+        #expect(
+            try await problemsWithDeclaredSettings(cli: cliPath("initech-login"), settings: InitechProvider.settings)
+                == [])
+    }
+
     /// Every command at trace level, with a client secret: no token and no secret on screen.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
         let initech = try await FakeInitech.start()

@@ -222,9 +222,49 @@ final class FakeCognito: Sendable {
         #expect(await store.load(auth.key) == nil)
         await cognito.server.stop()
     }
+
+    /// Cognito's logout page ends on its `logout_uri`: a presenter has nothing to wait for, so no
+    /// session (no loopback listener) is begun.
+    @Test func aLogoutPageThatDoesNotComeBackBeginsNoSession() async throws {
+        struct NeverBegins: UserAgentPresenter {
+            func beginSession() async throws -> any UserAgentSession {
+                Issue.record("a session was begun for a page that does not come back")
+                throw AuthError(.configurationInvalid, "not expected")
+            }
+        }
+        let cognito = try await FakeCognito.start()
+        let configuration = ProviderConfiguration(
+            issuer: URL(string: cognito.issuer), clientID: "cognito-client",
+            additional: ["domain": .string(cognito.domain), "logout_uri": .string(cognito.allowedLogoutURI)])
+        let provider = try CognitoProvider(configuration: configuration)
+        let page = provider.endSession(
+            EndSessionParameters(
+                metadata: try await ExchangeClient.forTests(provider).metadata(), idToken: "id",
+                postLogoutRedirectURI: nil,
+                state: "s"))
+        #expect(page?.returnsToApp == false)
+        let result = try await Authenticator(provider: provider, store: MemoryTokenStore()).logout(
+            presenter: NeverBegins())
+        #expect(result.endSessionURL?.path == "/logout")
+        #expect(!result.endSessionCompleted)
+        await cognito.server.stop()
+    }
 }
 
 @Suite struct CognitoLoginCLITests {
+    /// Cognito declares its settings once; cognito-login and nativeauth derive their options,
+    /// environment variables and hints from the declaration.
+    @Test func theOptionsOfCognitosSettingsDeriveFromItsDeclaration() async throws {
+        #expect(
+            try await problemsWithDeclaredSettings(
+                cli: cliPath("cognito-login"), settings: CognitoProvider.settings, required: .cognitoUserPoolID
+            ) == [])
+        #expect(
+            try await problemsWithDeclaredSettings(
+                cli: cliPath("nativeauth"), settings: CognitoProvider.settings, arguments: ["--provider", "cognito"],
+                required: .cognitoRegion) == [])
+    }
+
     /// Every command at trace level, with a client secret: no token and no secret on screen.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
         let cognito = try await FakeCognito.start()

@@ -205,6 +205,29 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 }
 
 @Suite struct GitHubProviderTests {
+    /// GitHub's device flow takes no client secret. The provider knows a request belongs to it by
+    /// the request's operation and grant, never by reading the form.
+    @Test func theSecretIsLeftOutByTheGrantNotByTheForm() throws {
+        let provider = try GitHubProvider(
+            configuration: ProviderConfiguration(clientID: "Iv1.c", clientSecret: "github-client-secret-5d8e0b"))
+        let url = try #require(URL(string: "https://github.com/login/oauth/access_token"))
+        let metadata = ProviderMetadata(issuer: nil, authorizationEndpoint: url, tokenEndpoint: url)
+        func prepared(_ request: OAuthRequest) -> [FormField] {
+            var request = request
+            provider.prepare(&request, metadata: metadata)
+            return request.form
+        }
+        let device = prepared(OAuthRequest(tokenEndpoint: url, grant: .deviceCode("dc")))
+        #expect(device.first(named: "client_secret") == nil)
+        #expect(device.first(named: "client_id") == "Iv1.c")
+        let deviceAuthorization = prepared(OAuthRequest(url: url, operation: .deviceAuthorization, form: []))
+        #expect(deviceAuthorization.first(named: "client_secret") == nil)
+        // A form that merely looks like the device flow's changes nothing.
+        var disguised = OAuthRequest(tokenEndpoint: url, grant: .refreshToken("rt"))
+        disguised.setForm("grant_type", Grant.Kind.deviceCode.rawValue)
+        #expect(prepared(disguised).first(named: "client_secret") == "github-client-secret-5d8e0b")
+    }
+
     private func provider(_ github: FakeGitHub, secret: String? = "github-client-secret-5d8e0b") throws
         -> GitHubProvider
     {
@@ -353,6 +376,17 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 }
 
 @Suite struct GitHubLoginCLITests {
+    /// GitHub declares `host` once; github-login and nativeauth derive `--host` and `NATIVEAUTH_HOST`.
+    @Test func theHostOptionDerivesFromTheDeclaration() async throws {
+        #expect(
+            try await problemsWithDeclaredSettings(cli: cliPath("github-login"), settings: GitHubProvider.settings)
+                == [])
+        #expect(
+            try await problemsWithDeclaredSettings(
+                cli: cliPath("nativeauth"), settings: GitHubProvider.settings, arguments: ["--provider", "github"])
+                == [])
+    }
+
     @Test func signsInCallsTheAPIRefreshesAndLogsOut() async throws {
         let github = try await FakeGitHub.start(.init(expiring: true))
         let directory = try TemporaryDirectory()

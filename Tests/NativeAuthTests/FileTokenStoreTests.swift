@@ -1,4 +1,5 @@
 import Foundation
+import LenientJSON
 import NativeAuth
 import TestSupport
 import Testing
@@ -94,6 +95,40 @@ import Testing
             FileTokenStore.defaultDirectory(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"])
                 == "/h/.local/state/nativeauth")
         #expect(FileTokenStore.defaultDirectory(environment: ["HOME": "/h"]) == "/h/.local/state/nativeauth")
+    }
+}
+
+@Suite struct FileTokenStoreKeyTests {
+    private let key = TokenKey(issuer: "https://idp.example", clientID: "cli", account: "work")
+
+    /// A file as stores wrote them before each file recorded its key: the token set alone.
+    @Test func aFileWithoutItsKeyLoadsAndIsListedOnceSavedAgain() throws {
+        let temporary = try TemporaryDirectory()
+        let store = FileTokenStore(directory: temporary.path + "/store")
+        let tokens = TokenSet(accessToken: "old-format", refreshToken: "r", issuedAt: fixedNow)
+        try store.save(tokens, for: key)
+        #expect(try store.keys() == [key])
+        // Rewrite the file the old way: no "key" member.
+        let oldFormat = try tokens.storageJSON.encoded()
+        try Data(oldFormat).write(to: URL(fileURLWithPath: store.path(for: key)))
+        #expect(try store.load(key) == tokens, "an old file still loads")
+        #expect(try store.keys().isEmpty, "its key is unknown until it is saved again")
+        try store.save(tokens, for: key)
+        #expect(try store.keys() == [key])
+    }
+
+    @Test func aFileCopiedUnderAnotherNameIsNotListedForTheKeyInside() throws {
+        let temporary = try TemporaryDirectory()
+        let store = FileTokenStore(directory: temporary.path + "/store")
+        try store.save(TokenSet(accessToken: "a", issuedAt: fixedNow), for: key)
+        let copy = temporary.path + "/store/tokens-00000000000000000000000000000000.json"
+        try FileManager.default.copyItem(atPath: store.path(for: key), toPath: copy)
+        #expect(try store.keys() == [key])
+    }
+
+    @Test func anEmptyOrMissingDirectoryListsNothing() throws {
+        let temporary = try TemporaryDirectory()
+        #expect(try FileTokenStore(directory: temporary.path + "/missing").keys().isEmpty)
     }
 }
 

@@ -37,19 +37,42 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"issuer": "https://id.example.com"}"#, #""client_id" is missing"#),
-        (#"{"client_id": ""}"#, #""client_id" is missing"#),
-        (#"{"client_id": 12, "issuer": "not a url"}"#, #""issuer" is not an absolute URL"#),
-        (#"{"client_id": "c", "issuer": "http://id.example.com"}"#, #""issuer" must use https"#),
-        (#"{"client_id": "c", "token_endpoint": "/token"}"#, #""token_endpoint" is not an absolute URL"#),
-        (#"{"client_id": "c", "client_auth": "jwt"}"#, #""client_auth" should be one of"#),
-        (#"{"client_id": "c", "scope": 5}"#, #""scope" should be"#),
-        (#"{"client_id": ["c"]}"#, #""client_id" should be a string"#),
+        (#"{"issuer": "https://id.example.com"}"#, #""client_id" is missing"#, "client_id"),
+        (#"{"client_id": ""}"#, #""client_id" is missing"#, "client_id"),
+        (#"{"client_id": 12, "issuer": "not a url"}"#, #""issuer" is not an absolute URL"#, "issuer"),
+        (#"{"client_id": "c", "issuer": "http://id.example.com"}"#, #""issuer" must use https"#, "issuer"),
+        (
+            #"{"client_id": "c", "token_endpoint": "/token"}"#, #""token_endpoint" is not an absolute URL"#,
+            "token_endpoint"
+        ),
+        (#"{"client_id": "c", "client_auth": "jwt"}"#, #""client_auth" should be one of"#, "client_auth"),
+        (#"{"client_id": "c", "scope": 5}"#, #""scope" should be"#, "scope"),
+        (#"{"client_id": ["c"]}"#, #""client_id" should be a string"#, "client_id"),
     ])
-    func invalidFieldsAreNamed(json: String, expected: String) throws {
+    func invalidFieldsAreNamed(json: String, expected: String, field: String) throws {
         let error = #expect(throws: AuthError.self) { try configuration(json) }
         #expect(error?.code == .configurationInvalid)
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+        #expect(error?.field == field, "a program can point at the key without reading the message")
+    }
+
+    @Test func aProviderReadsItsDeclaredSettingsAndNamesTheFieldAtFault() throws {
+        let tenant = ProviderSetting("tenant", help: "The tenant.")
+        #expect(tenant.flag == "--tenant")
+        #expect(ProviderSetting("user_pool_id", help: "").flag == "--user-pool-id")
+        #expect(ProviderSetting("user_pool_id", help: "").environmentVariable == "NATIVEAUTH_USER_POOL_ID")
+        let set = ProviderConfiguration(clientID: "c", additional: ["tenant": "main"])
+        #expect(try set.value(of: tenant) == "main")
+        #expect(try ProviderConfiguration(clientID: "c", additional: ["tenant": ""]).value(of: tenant) == nil)
+        #expect(try ProviderConfiguration(clientID: "c").value(of: tenant) == nil)
+        let wrong = #expect(throws: AuthError.self) {
+            try ProviderConfiguration(clientID: "c", additional: ["tenant": ["a", "b"]]).value(of: tenant)
+        }
+        #expect(wrong?.field == "tenant")
+        let missing = AuthError.missing(tenant)
+        #expect(missing.code == .configurationInvalid)
+        #expect(missing.field == "tenant")
+        #expect(missing.hint == #"set "tenant" in the configuration: the tenant"#)
     }
 
     @Test func aConfigurationFileWithBadJSONSaysWhere() throws {
