@@ -62,7 +62,7 @@ extension NativeAuthTool {
     private static func declareSettings() -> [DeclaredSetting] {
         guard let registry = try? makeRegistry() else { return [] }
         let types = registry.providerTypes
-        let standard = Set(ProviderSetting.standard.map(\.key) + ConnectionOptions.ownKeys)
+        let standard = Set(ProviderSetting.standard.map(\.key) + ToolOptions<Self>.ownKeys)
         var declared: [DeclaredSetting] = []
         for type in types {
             for setting in type.settings where !standard.contains(setting.key) {

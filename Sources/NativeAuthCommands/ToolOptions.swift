@@ -1,16 +1,62 @@
-internal import ArgumentParser
-internal import NativeAuth
+public import ArgumentParser
+internal import Foundation
+internal import LenientJSON
+public import NativeAuth
 
-/// What every command of a tool parses: the shared connection options, one option per setting its
-/// providers declare, and the authenticator they describe.
-struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
+/// The options every command of a tool takes, and the authenticator they describe: where to sign
+/// in, as whom, where tokens are kept, and the settings the tool's providers declare.
+///
+/// - `--issuer`, `--client-id`, `--client-secret`, `--scope`, `--client-auth`, `--provider`,
+///   `--config FILE` and `--store DIR`;
+/// - one option per setting the registered providers declare (`AuthProvider.settings`: Cognito's
+///   `--user-pool-id`, GitHub's `--host`), with the declaration's help.
+///
+/// Each can also come from the environment (`NATIVEAUTH_` and the key in capitals:
+/// `NATIVEAUTH_ISSUER`, `NATIVEAUTH_CLIENT_ID`, `NATIVEAUTH_USER_POOL_ID`, and `NATIVEAUTH_STORE`) or
+/// from the JSON file given with `--config` (snake_case keys). Flags win over the environment, the
+/// environment over the file.
+///
+/// A tool's own commands take them the way the ready ones do:
+///
+/// ```swift
+/// struct WhoAmI<Tool: NativeAuthTool>: AsyncParsableCommand {
+///     @OptionGroup var options: ToolOptions<Tool>
+///     func run() async throws {
+///         let authenticator = try options.makeAuthenticator()
+///         print(try await authenticator.userInfo().subject)
+///     }
+/// }
+/// ```
+public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     typealias Slots = ProviderSettingSlots<Tool>
 
-    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .long, help: ArgumentHelp(ProviderSetting.issuer.help))
+    var issuer: String?
 
-    // One option per declared provider setting (see ProviderSettingSlots). They sit here rather than
-    // in an option group of their own: argument-parser's debug-build checks go through every option
-    // once per level of nesting, and sample CLIs start many times in the tests.
+    @Option(name: .customLong("client-id"), help: ArgumentHelp(ProviderSetting.clientID.help))
+    var clientID: String?
+
+    @Option(name: .customLong("client-secret"), help: ArgumentHelp(ProviderSetting.clientSecret.help))
+    var clientSecret: String?
+
+    @Option(name: .long, help: ArgumentHelp(ProviderSetting.scope.help))
+    var scope: String?
+
+    @Option(name: .customLong("client-auth"), help: ArgumentHelp(ProviderSetting.clientAuthentication.help))
+    var clientAuth: String?
+
+    @Option(name: .long, help: "The provider id (as registered by the tool).")
+    var provider: String?
+
+    @Option(name: .long, help: "A JSON configuration file (snake_case keys).")
+    var config: String?
+
+    @Option(name: .long, help: "The token store directory (default: $XDG_STATE_HOME/nativeauth).")
+    var store: String?
+
+    // One option per declared provider setting (see ProviderSettingSlots). Every option is here
+    // rather than in option groups of its own: argument-parser's debug-build checks go through each
+    // option once per level of nesting, and the sample CLIs start hundreds of times in the tests.
     @Option(name: Slots.name(0), help: Slots.help(0)) var slot0: String?
     @Option(name: Slots.name(1), help: Slots.help(1)) var slot1: String?
     @Option(name: Slots.name(2), help: Slots.help(2)) var slot2: String?
@@ -28,7 +74,11 @@ struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     @Option(name: Slots.name(14), help: Slots.help(14)) var slot14: String?
     @Option(name: Slots.name(15), help: Slots.help(15)) var slot15: String?
 
-    init() {}
+    /// Creates empty options (argument-parser fills them in).
+    public init() {}
+
+    /// The keys of the options that are the command line's own, not a provider's setting.
+    static var ownKeys: [String] { ["provider", "config", "store"] }
 
     private var slots: [String?] {
         [
@@ -37,15 +87,20 @@ struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         ]
     }
 
-    func validate() throws {
+    public func validate() throws {
         try Slots.checkUnused(slots)
     }
 
-    /// The authenticator for these options; `settings` (the command's own, such as
-    /// `login --device-endpoint`) win over everything else.
-    func makeAuthenticator(settings: [String: String] = [:]) throws -> Authenticator {
+    /// The authenticator these options describe, with a `FileTokenStore` and a `URLSessionTransport`
+    /// that log at `NATIVEAUTH_LOG_LEVEL`.
+    ///
+    /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
+    ///   which win over everything else.
+    /// - Throws: `AuthError` for a configuration that is missing something or wrong, naming the key
+    ///   in its `field`.
+    public func makeAuthenticator(settings: [String: String] = [:]) throws -> Authenticator {
         let merged = Slots.settings(slots).merging(settings) { $1 }
-        let (configuration, storeDirectory) = try connection.resolve(for: Tool.self, settings: merged)
+        let (configuration, storeDirectory) = try resolve(settings: merged)
         let registry = try Tool.makeRegistry()
         let provider: any AuthProvider
         do {
@@ -62,6 +117,43 @@ struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             transport: URLSessionTransport(logger: logger),
             logger: logger
         )
+    }
+
+    /// The settings from the file, then the environment, then the flags.
+    func merged(environment: [String: String]) throws(AuthError) -> JSONObject {
+        var object =
+            try config.map { path throws(AuthError) in try ProviderConfiguration.load(contentsOf: path) }
+            ?? JSONObject()
+        let declared = Tool.providerSettings.map(\.setting)
+        for setting in ProviderSetting.standard + declared + [ProviderSetting("store", help: "")] {
+            if let value = environment[setting.environmentVariable], !value.isEmpty {
+                object[setting.key] = .string(value)
+            }
+        }
+        let flags: [(String, String?)] = [
+            ("issuer", issuer), ("client_id", clientID), ("client_secret", clientSecret), ("scope", scope),
+            ("client_auth", clientAuth), ("provider", provider), ("store", store),
+        ]
+        for (key, value) in flags {
+            if let value { object[key] = .string(value) }
+        }
+        return object
+    }
+
+    /// The provider configuration and the store directory.
+    ///
+    /// - Parameter settings: The provider options and the command's own settings, which win over
+    ///   everything else.
+    func resolve(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        settings: [String: String] = [:]
+    ) throws(AuthError) -> (ProviderConfiguration, storeDirectory: String?) {
+        var object = try merged(environment: environment)
+        for (key, value) in settings { object[key] = .string(value) }
+        let store = try? object.string("store")
+        object["store"] = nil
+        if object["provider"] == nil { object["provider"] = .string(Tool.defaultProvider) }
+        return (try ProviderConfiguration(json: object), store ?? nil)
     }
 }
 

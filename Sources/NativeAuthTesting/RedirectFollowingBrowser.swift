@@ -14,11 +14,16 @@ public import NativeAuth
 /// let tokens = try await authenticator.login(presenter: presenter)
 /// ```
 public struct RedirectFollowingBrowser: BrowserOpener {
-    private let transport: URLSessionTransport
+    private let transport: any HTTPTransport
 
     /// Creates the browser.
-    public init() {
-        transport = URLSessionTransport()
+    ///
+    /// - Parameter transport: What it requests pages with; default: a `URLSessionTransport`. Pass
+    ///   an in-memory server's ``TestHTTPServer/transport`` to reach its pages without a socket
+    ///   (the redirect back to the loopback receiver then needs a live request of its own, so use
+    ///   ``RedirectFollowingPresenter`` for a sign-in entirely in memory).
+    public init(transport: any HTTPTransport = URLSessionTransport()) {
+        self.transport = transport
     }
 
     /// Fetches `url` and follows its redirects.

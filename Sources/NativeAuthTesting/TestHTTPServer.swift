@@ -1,4 +1,5 @@
 public import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -139,21 +140,40 @@ public struct TestResponse: Sendable {
 ///
 /// Requests are handled concurrently, one task per connection. Call ``stop()`` at the end: it
 /// closes the listener and every connection and waits for the handlers.
+///
+/// Started ``TestServerMode/inMemory``, the same handler answers without a socket: pass
+/// ``transport`` to the code under test, and requests reach the handler directly (most tests need
+/// nothing more, and run several times faster). ``TestServerMode/live``, the default, is a real
+/// server on 127.0.0.1, for tests whose point is the HTTP stack, a browser or another process.
 public final class TestHTTPServer: Sendable {
     /// Answers one request.
     public typealias Handler = @Sendable (TestRequest) async -> TestResponse
 
-    /// The port the server listens on.
-    public let port: Int
-    private let channel: any Channel
-    private let serving: Task<Void, Never>
-    private let handlers: ConnectionHandlers
+    private enum Backend: Sendable {
+        case live(channel: any Channel, serving: Task<Void, Never>, handlers: ConnectionHandlers)
+        case inMemory(InMemoryTransport)
+    }
 
-    private init(port: Int, channel: any Channel, serving: Task<Void, Never>, handlers: ConnectionHandlers) {
-        self.handlers = handlers
+    /// The port the server listens on; in memory, a port nothing listens on, which only
+    /// ``transport`` reaches.
+    public let port: Int
+    /// How the server was started.
+    public let mode: TestServerMode
+    private let backend: Backend
+
+    private init(port: Int, mode: TestServerMode, backend: Backend) {
         self.port = port
-        self.channel = channel
-        self.serving = serving
+        self.mode = mode
+        self.backend = backend
+    }
+
+    /// The transport that reaches this server: a `URLSessionTransport` for a live server, an
+    /// ``InMemoryTransport`` to the handler for one in memory.
+    public var transport: any HTTPTransport {
+        switch backend {
+        case .live: URLSessionTransport()
+        case .inMemory(let transport): transport
+        }
     }
 
     /// The URL of a path on this server.
@@ -170,14 +190,26 @@ public final class TestHTTPServer: Sendable {
         return url
     }
 
-    /// Starts a server on 127.0.0.1.
+    /// Starts a server.
     ///
     /// - Parameters:
-    ///   - port: The port; 0 (the default) picks a free one.
+    ///   - mode: On 127.0.0.1 (``TestServerMode/live``, the default), or in memory.
+    ///   - port: The port; 0 (the default) picks a free one (in memory: a port of its own that
+    ///     nothing listens on).
     ///   - handler: Answers every request.
     /// - Returns: The running server.
     /// - Throws: When the port cannot be bound.
-    public static func start(port: Int = 0, _ handler: @escaping Handler) async throws -> TestHTTPServer {
+    public static func start(
+        _ mode: TestServerMode = .live,
+        port: Int = 0,
+        _ handler: @escaping Handler
+    ) async throws -> TestHTTPServer {
+        guard mode == .live else {
+            let port = port == 0 ? InMemoryPorts.next() : port
+            let base = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+            return TestHTTPServer(
+                port: port, mode: mode, backend: .inMemory(InMemoryTransport(serving: base, handler: handler)))
+        }
         let handlers = ConnectionHandlers()
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -201,11 +233,14 @@ public final class TestHTTPServer: Sendable {
                 }
             }
         }
-        return TestHTTPServer(port: port, channel: channel, serving: serving, handlers: handlers)
+        return TestHTTPServer(
+            port: port, mode: mode, backend: .live(channel: channel, serving: serving, handlers: handlers))
     }
 
     /// Stops the server: closes the listener and the open connections and waits for the handlers.
+    /// In memory there is nothing to stop.
     public func stop() async {
+        guard case .live(let channel, let serving, let handlers) = backend else { return }
         try? await channel.close().get()
         await serving.value
         await handlers.closeAll()
@@ -256,6 +291,28 @@ public final class TestHTTPServer: Sendable {
                     try await outbound.write(.end(nil))
                 }
             }
+        }
+    }
+}
+
+/// Where a ``TestHTTPServer`` or a ``SandboxAuthorizationServer`` serves its requests.
+public enum TestServerMode: Sendable, Equatable {
+    /// A real HTTP/1.1 server on 127.0.0.1: for tests of the HTTP stack, of a browser's round
+    /// trip through a loopback receiver, or of another process.
+    case live
+    /// No socket: the handler answers through the server's ``TestHTTPServer/transport``.
+    case inMemory
+}
+
+/// The ports of in-memory servers: each its own, in a range the system does not hand out for
+/// listening sockets by default, so a request that misses the in-memory transport fails at once.
+enum InMemoryPorts {
+    private static let counter = NIOLockedValueBox(0)
+
+    static func next() -> Int {
+        counter.withLockedValue { count in
+            count += 1
+            return 20_000 + count % 12_000
         }
     }
 }

@@ -28,9 +28,10 @@ final class FakeInitech: Sendable {
 
     private init(server: TestHTTPServer) { self.server = server }
 
-    static func start() async throws -> FakeInitech {
+    /// Starts the stand-in: in memory for the library's tests, live for the CLI's.
+    static func start(mode: TestServerMode = .inMemory) async throws -> FakeInitech {
         let initech = Shared<FakeInitech?>(nil)
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(mode) { request in
             guard let fake = initech.value else { return .text("starting", status: 503) }
             return fake.answer(request)
         }
@@ -167,19 +168,19 @@ extension Optional {
             scopes: ["profile", "reports"],
             additional: ["host": .string(initech.host)]
         )
-        return Authenticator(provider: try registry.makeProvider(configuration), store: store)
+        return Authenticator(
+            provider: try registry.makeProvider(configuration), store: store, transport: initech.server.transport)
     }
 
-    var presenter: LoopbackPresenter {
-        LoopbackPresenter(
-            configuration: .init(
-                timeout: .seconds(30), opener: RedirectFollowingBrowser(), output: ConsoleOutput { _ in }))
+    /// Approves at once: follows the authorize (and logout) pages' redirects back, in memory.
+    func presenter(_ initech: FakeInitech) -> RedirectFollowingPresenter {
+        RedirectFollowingPresenter(transport: initech.server.transport)
     }
 
     @Test func signsInReadingTheDataEnvelopeRefreshesAndLogsOutThroughItsPage() async throws {
         let initech = try await FakeInitech.start()
         let auth = try authenticator(initech)
-        let tokens = try await auth.login(presenter: presenter)
+        let tokens = try await auth.login(presenter: presenter(initech))
         #expect(tokens.accessToken.hasPrefix("initech-at-"), "read from inside \"data\"")
         #expect(tokens.refreshToken?.hasPrefix("initech-rt-") == true)
         #expect(tokens.tokenType == "bearer")
@@ -195,7 +196,7 @@ extension Optional {
         #expect(refreshed.accessToken != tokens.accessToken)
         #expect(refreshed.refreshToken != tokens.refreshToken, "Initech rotates refresh tokens")
 
-        let result = try await auth.logout(presenter: presenter)
+        let result = try await auth.logout(presenter: presenter(initech))
         #expect(!result.revocationAttempted, "Initech has no revocation endpoint")
         #expect(result.endSessionCompleted, "the logout page came back with our state")
         let logout = try #require(result.endSessionURL)
@@ -212,13 +213,13 @@ extension Optional {
         let auth = try authenticator(initech)
 
         initech.failNextToken(with: "AUTH_CODE_EXPIRED")
-        let exchange = await #expect(throws: AuthError.self) { try await auth.login(presenter: presenter) }
+        let exchange = await #expect(throws: AuthError.self) { try await auth.login(presenter: presenter(initech)) }
         #expect(exchange?.code == .tokenExchangeFailed)
         #expect(exchange?.oauthError == "AUTH_CODE_EXPIRED")
         #expect(exchange?.message.contains("see the Initech handbook") == false, "the server's prose is not copied")
         #expect(try await auth.currentTokens() == nil, "nothing is stored")
 
-        let tokens = try await auth.login(presenter: presenter)
+        let tokens = try await auth.login(presenter: presenter(initech))
         initech.revokeAllRefreshTokens()
         let refresh = await #expect(throws: AuthError.self) { try await auth.refresh() }
         #expect(refresh?.code == .loginRequired, "a revoked Initech session means signing in again")
@@ -230,7 +231,8 @@ extension Optional {
             provider: try InitechProvider(
                 configuration: ProviderConfiguration(
                     clientID: "someone-else", scopes: ["profile"], additional: ["host": .string(initech.host)])),
-            store: MemoryTokenStore()
+            store: MemoryTokenStore(),
+            transport: initech.server.transport
         )
         initech.answerNextToken(
             with: .json(#"{"status": "error", "errors": [{"code": "CLIENT_UNKNOWN"}]}"#, status: 401))
@@ -290,7 +292,7 @@ extension Optional {
 
     /// Every command at trace level, with a client secret: no token and no secret on screen.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
-        let initech = try await FakeInitech.start()
+        let initech = try await FakeInitech.start(mode: .live)
         let directory = try TemporaryDirectory()
         let secret = "initech-client-secret-8d2e7b"
         let run = try await runEveryCommand(
@@ -310,7 +312,7 @@ extension Optional {
     }
 
     @Test func signsInShowsUserinfoCallsTheAPIRefreshesAndLogsOut() async throws {
-        let initech = try await FakeInitech.start()
+        let initech = try await FakeInitech.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("initech-login")
         let common = [

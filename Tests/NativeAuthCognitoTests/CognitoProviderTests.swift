@@ -47,9 +47,10 @@ final class FakeCognito: Sendable {
         self.allowedLogoutURI = allowedLogoutURI
     }
 
-    static func start() async throws -> FakeCognito {
+    /// Starts the stand-in: in memory for the library's tests, live for the CLI's.
+    static func start(mode: TestServerMode = .inMemory) async throws -> FakeCognito {
         let holder = Shared<FakeCognito?>(nil)
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(mode) { request in
             guard let cognito = holder.value else { return .text("starting", status: 503) }
             return await cognito.answer(request)
         }
@@ -197,11 +198,10 @@ final class FakeCognito: Sendable {
             additional: ["domain": .string(cognito.domain), "logout_uri": .string(cognito.allowedLogoutURI)]
         )
         let store = MemoryTokenStore()
-        let auth = Authenticator(provider: try CognitoProvider(configuration: configuration), store: store)
-        let browser = RedirectFollowingBrowser()
-        let tokens = try await auth.login(
-            presenter: LoopbackPresenter(
-                configuration: .init(timeout: .seconds(30), opener: browser, output: ConsoleOutput { _ in })))
+        let auth = Authenticator(
+            provider: try CognitoProvider(configuration: configuration), store: store,
+            transport: cognito.server.transport)
+        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: cognito.server.transport))
         #expect(tokens.subject == "6f1c7a2e-cognito-user", "the ES256 ID token validated")
         #expect(try await auth.userInfo().emailVerified == true, "\"true\" is read as a boolean")
 
@@ -239,12 +239,12 @@ final class FakeCognito: Sendable {
         let provider = try CognitoProvider(configuration: configuration)
         let page = provider.endSession(
             EndSessionParameters(
-                metadata: try await ExchangeClient.forTests(provider).metadata(), idToken: "id",
-                postLogoutRedirectURI: nil,
-                state: "s"))
+                metadata: try await ExchangeClient.forTests(provider, transport: cognito.server.transport).metadata(),
+                idToken: "id", postLogoutRedirectURI: nil, state: "s"))
         #expect(page?.returnsToApp == false)
-        let result = try await Authenticator(provider: provider, store: MemoryTokenStore()).logout(
-            presenter: NeverBegins())
+        let authenticator = Authenticator(
+            provider: provider, store: MemoryTokenStore(), transport: cognito.server.transport)
+        let result = try await authenticator.logout(presenter: NeverBegins())
         #expect(result.endSessionURL?.path == "/logout")
         #expect(!result.endSessionCompleted)
         await cognito.server.stop()
@@ -267,7 +267,7 @@ final class FakeCognito: Sendable {
 
     /// Every command at trace level, with a client secret: no token and no secret on screen.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
-        let cognito = try await FakeCognito.start()
+        let cognito = try await FakeCognito.start(mode: .live)
         let directory = try TemporaryDirectory()
         let secret = "cognito-client-secret-4f9a1c"
         let run = try await runEveryCommand(
@@ -287,7 +287,7 @@ final class FakeCognito: Sendable {
     }
 
     @Test func signsInShowsUserinfoRefreshesAndLogsOutThroughTheLogoutPage() async throws {
-        let cognito = try await FakeCognito.start()
+        let cognito = try await FakeCognito.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("cognito-login")
         let common = [

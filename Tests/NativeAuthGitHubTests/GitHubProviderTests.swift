@@ -31,9 +31,10 @@ final class FakeGitHub: Sendable {
         self.settings = NIOLockedValueBox(settings)
     }
 
-    static func start(_ settings: Settings = Settings()) async throws -> FakeGitHub {
+    /// Starts the stand-in: in memory for the library's tests, live for the CLI's.
+    static func start(_ settings: Settings = Settings(), mode: TestServerMode = .inMemory) async throws -> FakeGitHub {
         let holder = Shared<FakeGitHub?>(nil)
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(mode) { request in
             guard let github = holder.value else { return .text("starting", status: 503) }
             return github.answer(request)
         }
@@ -246,7 +247,10 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         secret: String? = "github-client-secret-5d8e0b",
         clock: AuthClock = .system
     ) throws -> Authenticator {
-        Authenticator(provider: try provider(github, secret: secret), store: MemoryTokenStore(), clock: clock)
+        Authenticator(
+            provider: try provider(github, secret: secret), store: MemoryTokenStore(),
+            transport: github.server.transport,
+            clock: clock)
     }
 
     @Test func endpointsAreStaticForGitHubAndEnterpriseServers() async throws {
@@ -355,7 +359,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     @Test func userInfoIsTheUserAndBadCredentialsIsInvalidToken() async throws {
         let github = try await FakeGitHub.start()
         let store = MemoryTokenStore()
-        let auth = Authenticator(provider: try provider(github), store: store)
+        let auth = Authenticator(provider: try provider(github), store: store, transport: github.server.transport)
         try await auth.login(presenter: approve)
         let user = try await auth.userInfo()
         #expect(user.subject == "583231")
@@ -366,7 +370,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         var revoked = try #require(await store.load(auth.key))
         revoked.accessToken = "gho_revoked"
         await store.save(revoked, for: auth.key)
-        let fresh = Authenticator(provider: try provider(github), store: store)
+        let fresh = Authenticator(provider: try provider(github), store: store, transport: github.server.transport)
         let error = await #expect(throws: AuthError.self) { try await fresh.userInfo() }
         #expect(error?.code == .invalidToken, "\(String(describing: error))")
         #expect(error?.message == "GitHub refused the token (Bad credentials)")
@@ -388,7 +392,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     }
 
     @Test func signsInCallsTheAPIRefreshesAndLogsOut() async throws {
-        let github = try await FakeGitHub.start(.init(expiring: true))
+        let github = try await FakeGitHub.start(.init(expiring: true), mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("github-login")
         let common = [
@@ -432,7 +436,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
 extension GitHubLoginCLITests {
     /// Every command at trace level, with a client secret: no token and no secret on screen.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
-        let github = try await FakeGitHub.start(.init(expiring: true))
+        let github = try await FakeGitHub.start(.init(expiring: true), mode: .live)
         let directory = try TemporaryDirectory()
         let run = try await runEveryCommand(
             cliPath("github-login"),
@@ -451,7 +455,7 @@ extension GitHubLoginCLITests {
     }
 
     @Test func theDeviceFlowPrintsCodeAndOpenAndSignsIn() async throws {
-        let github = try await FakeGitHub.start(.init(devicePolls: ["authorization_pending"]))
+        let github = try await FakeGitHub.start(.init(devicePolls: ["authorization_pending"]), mode: .live)
         let directory = try TemporaryDirectory()
         let login = try await run(
             cliPath("github-login"),
@@ -467,7 +471,7 @@ extension GitHubLoginCLITests {
 
 @Suite struct NativeAuthCLIWithGitHubTests {
     @Test func theAllProvidersCLIPicksGitHubFromTheConfigFile() async throws {
-        let github = try await FakeGitHub.start()
+        let github = try await FakeGitHub.start(mode: .live)
         let directory = try TemporaryDirectory()
         let config = directory.path + "/github.json"
         try #"{"provider": "github", "host": "\#(github.host)", "client_id": "Iv1.client", "scope": "repo read:org"}"#

@@ -50,21 +50,33 @@ func authenticator(
 ) throws -> Authenticator {
     let configuration = ProviderConfiguration(
         issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID, scopes: scopes)
-    return Authenticator(provider: try GenericOIDCProvider(configuration: configuration), store: store, clock: clock)
+    return Authenticator(
+        provider: try GenericOIDCProvider(configuration: configuration), store: store, transport: sandbox.transport,
+        clock: clock)
 }
 
 func loopback(_ opener: any BrowserOpener = RedirectFollowingBrowser()) -> LoopbackPresenter {
     LoopbackPresenter(configuration: .init(timeout: .seconds(30), opener: opener, output: ConsoleOutput { _ in }))
 }
 
+/// A presenter that approves at once: through the loopback receiver for a live sandbox, by
+/// following the redirects in memory otherwise.
+func approving(_ sandbox: SandboxAuthorizationServer) -> any UserAgentPresenter {
+    switch sandbox.mode {
+    case .live: loopback()
+    case .inMemory: RedirectFollowingPresenter(transport: sandbox.transport)
+    }
+}
+
 /// A raw request, for what the library would never send.
 func raw(
-    _ method: HTTPRequest.Method, _ url: URL, form: [FormField]? = nil, bearer: String? = nil
+    _ method: HTTPRequest.Method, _ url: URL, form: [FormField]? = nil, bearer: String? = nil,
+    via transport: any HTTPTransport = URLSessionTransport()
 ) async throws -> (Int, JSONObject?, HTTPResponse) {
     var request = HTTPRequest(method: method, url: url)
     if form != nil { request.headerFields[.contentType] = FormURLEncoding.mediaType }
     if let bearer { request.headerFields[.authorization] = "Bearer \(bearer)" }
-    let (response, body) = try await URLSessionTransport().send(
+    let (response, body) = try await transport.send(
         request, body: form.map { Data(FormURLEncoding.encode($0).utf8) })
     return (response.status.code, try? JSONValue.parse(body).objectValue, response)
 }
@@ -146,7 +158,7 @@ func raw(
             FormField("code_challenge", pkce.challenge), FormField("code_challenge_method", "S256"),
         ])
         let url = try #require(URL(string: sandbox.url(.authorization).absoluteString + "?" + query))
-        let (status, _, response) = try await raw(.get, url)
+        let (status, _, response) = try await raw(.get, url, via: sandbox.transport)
         #expect(status == 303)
         let location = try #require(response.headerFields[.location])
         let fields = FormURLEncoding.decode(try #require(URLComponents(string: location)?.percentEncodedQuery))
@@ -166,12 +178,12 @@ func raw(
                 FormField("redirect_uri", "http://127.0.0.1:4242/callback"),
                 FormField("client_id", SandboxAuthorizationServer.Client.defaultID),
                 FormField("code_verifier", verifier),
-            ])
+            ], via: sandbox.transport)
         return (status, object)
     }
 
     @Test func pkceIsVerifiedAndACodeWorksOnce() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let pkce = PKCE()
         let wrong = try await exchange(sandbox, code: try await code(sandbox, pkce: pkce), verifier: PKCE().verifier)
         #expect(wrong.0 == 400)
@@ -188,19 +200,19 @@ func raw(
     }
 
     @Test func badAuthorizationRequestsAreRefusedWithoutRedirectingElsewhere() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let base = sandbox.url(.authorization).absoluteString
         let client = SandboxAuthorizationServer.Client.defaultID
         // A redirect URI that is not registered: a page, never a redirect.
         let evil = try #require(
             URL(string: base + "?response_type=code&client_id=\(client)&redirect_uri=https://evil.example/cb"))
-        let (status, _, response) = try await raw(.get, evil)
+        let (status, _, response) = try await raw(.get, evil, via: sandbox.transport)
         #expect(status == 400)
         #expect(response.headerFields[.location] == nil)
         // No PKCE: back to the client with invalid_request.
         let noPKCE = try #require(
             URL(string: base + "?response_type=code&client_id=\(client)&redirect_uri=http://127.0.0.1:5/callback"))
-        let (noPKCEStatus, _, noPKCEResponse) = try await raw(.get, noPKCE)
+        let (noPKCEStatus, _, noPKCEResponse) = try await raw(.get, noPKCE, via: sandbox.transport)
         #expect(noPKCEStatus == 303)
         #expect(noPKCEResponse.headerFields[.location]?.contains("error=invalid_request") == true)
         // A scope it does not know, reflected nowhere.
@@ -208,15 +220,15 @@ func raw(
             URL(
                 string: base + "?response_type=code&client_id=\(client)&redirect_uri=http://127.0.0.1:5/callback"
                     + "&code_challenge=x&code_challenge_method=S256&scope=%3Cscript%3E"))
-        let (_, _, scopeResponse) = try await raw(.get, scope)
+        let (_, _, scopeResponse) = try await raw(.get, scope, via: sandbox.transport)
         #expect(scopeResponse.headerFields[.location]?.contains("error=invalid_scope") == true)
         await sandbox.stop()
     }
 
     @Test func refreshTokensRotateAndARotatedOneIsRefused() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        let first = try await auth.login(presenter: loopback())
+        let first = try await auth.login(presenter: approving(sandbox))
         let second = try await auth.refresh()
         #expect(second.refreshToken != first.refreshToken)
         let (status, object, _) = try await raw(
@@ -224,7 +236,7 @@ func raw(
             form: [
                 FormField("grant_type", "refresh_token"), FormField("refresh_token", first.refreshToken ?? ""),
                 FormField("client_id", SandboxAuthorizationServer.Client.defaultID),
-            ])
+            ], via: sandbox.transport)
         #expect(status == 400)
         #expect(try object?.string("error") == "invalid_grant")
         #expect(sandbox.errorCount("invalid_grant") == 1)
@@ -237,15 +249,16 @@ func raw(
     }
 
     @Test func logoutRevokesAndEndsTheSessionBackAtTheApp() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        let tokens = try await auth.login(presenter: loopback())
-        let result = try await auth.logout(presenter: loopback())
+        let tokens = try await auth.login(presenter: approving(sandbox))
+        let result = try await auth.logout(presenter: approving(sandbox))
         #expect(result.revocationAttempted && result.revocationError == nil)
         #expect(result.endSessionCompleted, "the sandbox redirected back with our state")
         #expect(sandbox.requestCount(.revocation) >= 1)
         #expect(sandbox.requestCount(.endSession) == 1)
-        let (status, _, response) = try await raw(.get, sandbox.url(.resource), bearer: tokens.accessToken)
+        let (status, _, response) = try await raw(
+            .get, sandbox.url(.resource), bearer: tokens.accessToken, via: sandbox.transport)
         #expect(status == 401)
         #expect(response.headerFields[.wwwAuthenticate]?.contains("invalid_token") == true)
         await sandbox.stop()
@@ -254,14 +267,16 @@ func raw(
 
 @Suite struct SandboxControlTests {
     @Test func deviceFlowPendingThenApprovedThroughThePage() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .zero))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .zero), mode: .inMemory)
         // Polls every 50 ms, whatever interval the sandbox names.
         let auth = try authenticator(
             sandbox, clock: AuthClock(now: { Date() }, sleep: { _ in try await Task.sleep(for: .milliseconds(50)) }))
         struct Approver: DeviceCodeDisplay {
             let sandbox: SandboxAuthorizationServer
             func show(_ authorization: DeviceAuthorization) async {
-                let page = try? await raw(.get, authorization.verificationURIComplete ?? authorization.verificationURI)
+                let page = try? await raw(
+                    .get, authorization.verificationURIComplete ?? authorization.verificationURI, via: sandbox.transport
+                )
                 #expect(page?.0 == 200)
                 // A person types the code (in lower case, without the dash) and approves.
                 let typed = authorization.userCode.lowercased().replacingOccurrences(of: "-", with: "")
@@ -269,7 +284,7 @@ func raw(
                     try await Task.sleep(for: .milliseconds(300))
                     _ = try await raw(
                         .post, sandbox.url(.deviceVerification),
-                        form: [FormField("user_code", typed), FormField("decision", "approve")])
+                        form: [FormField("user_code", typed), FormField("decision", "approve")], via: sandbox.transport)
                 }
             }
         }
@@ -281,7 +296,7 @@ func raw(
     }
 
     @Test func deviceFlowDenied() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .zero))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .zero), mode: .inMemory)
         struct Denier: DeviceCodeDisplay {
             let sandbox: SandboxAuthorizationServer
             func show(_ authorization: DeviceAuthorization) async {
@@ -297,9 +312,9 @@ func raw(
     }
 
     @Test func injectedFailuresAreAnsweredThenTheRealThing() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        let tokens = try await auth.login(presenter: loopback())
+        let tokens = try await auth.login(presenter: approving(sandbox))
         sandbox.failNext(
             2, .token, with: .response(status: 502, contentType: "text/html", body: "<html>Bad Gateway</html>"))
         for _ in 0..<2 {
@@ -320,12 +335,13 @@ func raw(
     @Test func anInjectedClockExpiresTokensWithoutWaiting() async throws {
         let clock = TestClock()
         let sandbox = try await SandboxAuthorizationServer.start(
-            .init(autoApprove: true, accessTokenLifetime: .seconds(600), clock: clock.clock))
+            .init(autoApprove: true, accessTokenLifetime: .seconds(600), clock: clock.clock), mode: .inMemory)
         let auth = try authenticator(sandbox, clock: clock.clock)
-        let tokens = try await auth.login(presenter: loopback())
+        let tokens = try await auth.login(presenter: approving(sandbox))
         #expect(try await auth.accessToken() == tokens.accessToken)
         clock.advance(by: .seconds(601))
-        let (status, _, _) = try await raw(.get, sandbox.url(.resource), bearer: tokens.accessToken)
+        let (status, _, _) = try await raw(
+            .get, sandbox.url(.resource), bearer: tokens.accessToken, via: sandbox.transport)
         #expect(status == 401, "expired for the sandbox")
         let fresh = try await auth.accessToken()
         #expect(fresh != tokens.accessToken, "and for the authenticator, which refreshed")
@@ -335,9 +351,10 @@ func raw(
 
     @Test func concurrentCallersAfterExpiryCauseOneRefresh() async throws {
         let clock = TestClock()
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.clock))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(autoApprove: true, clock: clock.clock), mode: .inMemory)
         let auth = try authenticator(sandbox, clock: clock.clock)
-        _ = try await auth.login(presenter: loopback())
+        _ = try await auth.login(presenter: approving(sandbox))
         clock.advance(by: .seconds(3600))
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 {
@@ -354,19 +371,20 @@ func raw(
 
     @Test func aConfidentialClientMustAuthenticate() async throws {
         let client = SandboxAuthorizationServer.Client(id: "confidential", secret: "s3cret-sandbox")
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .inMemory)
         let good = Authenticator(
             provider: try GenericOIDCProvider(
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: "confidential", clientSecret: "s3cret-sandbox")),
-            store: MemoryTokenStore())
-        _ = try await good.login(presenter: loopback())
+            store: MemoryTokenStore(), transport: sandbox.transport)
+        _ = try await good.login(presenter: approving(sandbox))
         let bad = Authenticator(
             provider: try GenericOIDCProvider(
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: "confidential", clientSecret: "nope")),
-            store: MemoryTokenStore())
-        let error = await #expect(throws: AuthError.self) { try await bad.login(presenter: loopback()) }
+            store: MemoryTokenStore(), transport: sandbox.transport)
+        let error = await #expect(throws: AuthError.self) { try await bad.login(presenter: approving(sandbox)) }
         #expect(error?.code == .configurationInvalid, "invalid_client")
         await sandbox.stop()
     }

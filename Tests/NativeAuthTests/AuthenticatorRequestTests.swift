@@ -4,7 +4,7 @@ import NativeAuth
 import TestSupport
 import Testing
 
-/// A local provider: discovery at /o, a token endpoint that counts requests, and a few APIs.
+/// A local provider, in memory: discovery at /o, a token endpoint that counts requests, and a few APIs.
 private struct LocalProvider {
     let server: TestHTTPServer
     let tokenRequests: RequestLog
@@ -12,7 +12,7 @@ private struct LocalProvider {
     static func start(failRefresh: Bool = false) async throws -> LocalProvider {
         let box = IssuerBox()
         let log = RequestLog()
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
             switch path {
             case "/o/.well-known/openid-configuration":
@@ -42,7 +42,7 @@ private struct LocalProvider {
 
     func authenticator(store: MemoryTokenStore, expired: Bool) async throws -> Authenticator {
         let provider = try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o")))
-        let auth = Authenticator(provider: provider, store: store)
+        let auth = Authenticator(provider: provider, store: store, transport: server.transport)
         let tokens = TokenSet(
             accessToken: "old",
             refreshToken: "refresh-1",
@@ -176,7 +176,7 @@ private actor ScriptedStore: TokenStore {
     @Test func aLostRotationRaceUsesTheRefreshTokenAnotherProcessStored() async throws {
         let box = IssuerBox()
         let bodies = RequestLog()
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             if request.uri.hasPrefix("/o/.well-known/openid-configuration") {
                 return .json(discoveryDocument(issuer: box.value))
             }
@@ -196,7 +196,8 @@ private actor ScriptedStore: TokenStore {
         let store = ScriptedStore(loads: [mine, mine, theirs])
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o"))),
-            store: store
+            store: store,
+            transport: server.transport
         )
         let token = try await auth.accessToken()
         await server.stop()

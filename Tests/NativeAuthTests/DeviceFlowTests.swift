@@ -4,7 +4,8 @@ import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 
-/// A provider with a device endpoint whose token endpoint answers from a script, one answer per poll.
+/// A provider with a device endpoint whose token endpoint answers from a script, one answer per
+/// poll; in memory.
 private struct DeviceServer {
     let server: TestHTTPServer
     let deviceRequests: RequestLog
@@ -19,7 +20,7 @@ private struct DeviceServer {
         let deviceLog = RequestLog()
         let tokenLog = RequestLog()
         let script = NIOLockedValueBox(polls)
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
             let body = String(decoding: request.body, as: UTF8.self)
             switch path {
@@ -76,6 +77,7 @@ private let success = TestResponse.json(
         Authenticator(
             provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),
             store: store,
+            transport: server.server.transport,
             clock: time.clock
         )
     }
@@ -207,6 +209,7 @@ private let success = TestResponse.json(
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration),
             store: MemoryTokenStore(),
+            transport: server.server.transport,
             clock: time.clock
         )
         let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
@@ -242,6 +245,7 @@ private let success = TestResponse.json(
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),
             store: MemoryTokenStore(),
+            transport: server.server.transport,
             // Between polls it waits an hour: the test ends only if cancelling cuts the wait short.
             clock: AuthClock(now: { Date() }, sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
         )

@@ -6,20 +6,23 @@ import TestSupport
 import Testing
 
 @Suite struct DiscoveryTests {
-    /// Serves `respond` for every request and records the paths asked for.
+    /// The transport `load` sends through: the in-memory server's, within `withServer`.
+    @TaskLocal static var transport: any HTTPTransport = URLSessionTransport()
+
+    /// Serves `respond` for every request, in memory, and records the paths asked for.
     private func withServer(
         respond: @escaping @Sendable (String, String) -> TestResponse,
         test body: (TestHTTPServer, RequestLog, URL) async throws -> Void
     ) async throws {
         let log = RequestLog()
         let box = IssuerBox()
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             log.record(request.uri)
             return respond(request.uri, box.value)
         }
         box.value = server.url("/o").absoluteString
         do {
-            try await body(server, log, server.url("/o"))
+            try await Self.$transport.withValue(server.transport) { try await body(server, log, server.url("/o")) }
         } catch {
             await server.stop()
             throw error
@@ -30,7 +33,8 @@ import Testing
     private func load(_ issuer: URL, overrides: EndpointOverrides = EndpointOverrides()) async throws
         -> ProviderMetadata
     {
-        try await Discovery.load(issuer: issuer, overrides: overrides, client: try .forTests(issuer: issuer))
+        try await Discovery.load(
+            issuer: issuer, overrides: overrides, client: try .forTests(issuer: issuer, transport: Self.transport))
     }
 
     @Test func readsAnOIDCDocument() async throws {
@@ -180,7 +184,7 @@ import Testing
     @Test func concurrentCallersShareOneRequestAndTheResultIsKept() async throws {
         let log = RequestLog()
         let box = IssuerBox()
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             log.record(request.uri)
             var response = TestResponse.json(discoveryDocument(issuer: box.value))
             response.delay = .milliseconds(300)
@@ -188,7 +192,7 @@ import Testing
         }
         box.value = server.url("/o").absoluteString
         let provider = try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o")))
-        let authenticator = Authenticator(provider: provider, store: MemoryTokenStore())
+        let authenticator = Authenticator(provider: provider, store: MemoryTokenStore(), transport: server.transport)
         let results = try await withThrowingTaskGroup(of: URL.self) { group in
             for _ in 0..<20 { group.addTask { try await authenticator.metadata().tokenEndpoint } }
             return try await group.reduce(into: [URL]()) { $0.append($1) }
@@ -203,13 +207,13 @@ import Testing
     @Test func aFailureIsNotKept() async throws {
         let log = RequestLog()
         let box = IssuerBox()
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             log.record(request.uri)
             return log.paths.count <= 3 ? .text("busy", status: 503) : .json(discoveryDocument(issuer: box.value))
         }
         box.value = server.url("/o").absoluteString
         let provider = try GenericOIDCProvider(configuration: testConfiguration(issuer: server.url("/o")))
-        let authenticator = Authenticator(provider: provider, store: MemoryTokenStore())
+        let authenticator = Authenticator(provider: provider, store: MemoryTokenStore(), transport: server.transport)
         let error = await #expect(throws: AuthError.self) { try await authenticator.metadata() }
         #expect(error?.isRetryable == true)
         let metadata = try await authenticator.metadata()

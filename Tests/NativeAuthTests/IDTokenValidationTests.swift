@@ -38,7 +38,7 @@ private func base64URL(_ data: some Sequence<UInt8>) -> String {
         .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
 }
 
-/// An OpenID provider on loopback that signs its own ID tokens: discovery, a JWKS that can rotate,
+/// An OpenID provider in memory that signs its own ID tokens: discovery, a JWKS that can rotate,
 /// and a token endpoint whose ID token the test builds from the sign-in's nonce.
 private final class SigningServer: Sendable {
     let server: TestHTTPServer
@@ -60,7 +60,7 @@ private final class SigningServer: Sendable {
     static func start() async throws -> SigningServer {
         let box = IssuerBox()
         let holder = StateHolder()
-        let server = try await TestHTTPServer.start { request in
+        let server = try await TestHTTPServer.start(.inMemory) { request in
             let path = request.uri.split(separator: "?").first.map(String.init) ?? ""
             switch path {
             case "/o/.well-known/openid-configuration":
@@ -163,7 +163,8 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
     ) async throws -> (Authenticator, TokenSet) {
         let configuration = testConfiguration(issuer: try #require(URL(string: server.issuer)))
         let auth = Authenticator(
-            provider: try provider ?? GenericOIDCProvider(configuration: configuration), store: store)
+            provider: try provider ?? GenericOIDCProvider(configuration: configuration), store: store,
+            transport: server.server.transport)
         return (auth, try await auth.login(presenter: approving(server)))
     }
 
@@ -171,7 +172,9 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
     private func expectRefusal(_ server: SigningServer, _ reason: String) async throws {
         let store = MemoryTokenStore()
         let configuration = testConfiguration(issuer: try #require(URL(string: server.issuer)))
-        let auth = Authenticator(provider: try GenericOIDCProvider(configuration: configuration), store: store)
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(configuration: configuration), store: store,
+            transport: server.server.transport)
         let error = await #expect(throws: AuthError.self) {
             try await auth.login(presenter: approving(server))
         }
@@ -232,7 +235,8 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         server.setKeys([try publicJWK(key, kid: "k1")])
         let configuration = testConfiguration(issuer: try #require(URL(string: server.issuer)))
         let auth = Authenticator(
-            provider: try GenericOIDCProvider(configuration: configuration), store: MemoryTokenStore())
+            provider: try GenericOIDCProvider(configuration: configuration), store: MemoryTokenStore(),
+            transport: server.server.transport)
         server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: key, kid: "k1")) ?? "" }
         let signedIn = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 {
@@ -360,7 +364,9 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         server.issue { nonce in
             (try? await sign(server.claims(nonce: nonce, ["aud": .string("x")]), es256: stranger, kid: "zz")) ?? ""
         }
-        let auth = Authenticator(provider: try LaxProvider(configuration: configuration), store: MemoryTokenStore())
+        let auth = Authenticator(
+            provider: try LaxProvider(configuration: configuration), store: MemoryTokenStore(),
+            transport: server.server.transport)
         let error = await #expect(throws: AuthError.self) {
             try await auth.login(presenter: approving(server))
         }

@@ -7,15 +7,21 @@ import Testing
 
 /// The refresh machinery under load and failure, against the in-process sandbox: the library's
 /// behaviour is the point here, not a real server's (RefreshTests in the integration tests keep
-/// rotation, revocation and expiry on django-oauth-toolkit).
+/// rotation, revocation and expiry on django-oauth-toolkit). In memory, except where a socket is
+/// the point: the transport's deadline, and processes sharing a store.
 @Suite(.serialized) struct SandboxRefreshTests {
     func signedIn(_ sandbox: SandboxAuthorizationServer, store: any TokenStore) async throws -> Authenticator {
-        let auth = Authenticator(provider: try provider(sandbox), store: store)
-        try await auth.login(
-            presenter: LoopbackPresenter(
-                configuration: .init(
-                    timeout: .seconds(30), opener: RedirectFollowingBrowser(), output: ConsoleOutput { _ in })
-            ))
+        let auth = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
+        switch sandbox.mode {
+        case .inMemory:
+            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        case .live:
+            try await auth.login(
+                presenter: LoopbackPresenter(
+                    configuration: .init(
+                        timeout: .seconds(30), opener: RedirectFollowingBrowser(), output: ConsoleOutput { _ in })
+                ))
+        }
         return auth
     }
 
@@ -27,7 +33,7 @@ import Testing
     }
 
     @Test func twoHundredConcurrentSendsAfterExpiryCauseOneRefresh() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try await signedIn(sandbox, store: MemoryTokenStore())
         try await auth.expireAccessToken()
         let request = HTTPRequest(method: .get, url: sandbox.url(.userInfo))
@@ -43,18 +49,18 @@ import Testing
     }
 
     @Test func a401AfterAnotherInstanceRefreshedUsesTheStoredTokensWithoutARequest() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let first = try await signedIn(sandbox, store: store)
         let stale = try await first.accessToken()
         // Another instance (another process, say) refreshes, and the old access token is revoked.
-        let second = Authenticator(provider: try provider(sandbox), store: store)
+        let second = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
         try await second.refresh()
         var revoke = HTTPRequest(method: .post, url: sandbox.url(.revocation))
         revoke.headerFields[.contentType] = FormURLEncoding.mediaType
         let form = [FormField("token", stale), FormField("client_id", SandboxAuthorizationServer.Client.defaultID)]
-        _ = try await URLSessionTransport().send(revoke, body: Data(FormURLEncoding.encode(form).utf8))
+        _ = try await sandbox.transport.send(revoke, body: Data(FormURLEncoding.encode(form).utf8))
 
         let (response, _) = try await first.send(HTTPRequest(method: .get, url: sandbox.url(.resource)))
         #expect(response.status.code == 200)
@@ -76,7 +82,7 @@ import Testing
     @Test(arguments: 0..<faults.count)
     func aFailedRefreshLeavesTheStoreByteForByte(fault: Int) async throws {
         let (failure, name) = Self.faults[fault]
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let auth = try await signedIn(sandbox, store: store)

@@ -267,14 +267,18 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// Starts a sandbox; it listens before this returns.
     ///
-    /// - Parameter configuration: Clients, users, lifetimes, clock.
+    /// - Parameters:
+    ///   - configuration: Clients, users, lifetimes, clock.
+    ///   - mode: On 127.0.0.1 (``TestServerMode/live``, the default: browsers, loopback
+    ///     receivers and other processes reach it), or in memory, where only ``transport`` does.
     /// - Returns: The running sandbox.
     /// - Throws: When the port cannot be bound, or the configuration has no user or no client.
-    public static func start(_ configuration: Configuration = Configuration()) async throws
-        -> SandboxAuthorizationServer
-    {
+    public static func start(
+        _ configuration: Configuration = Configuration(),
+        mode: TestServerMode = .live
+    ) async throws -> SandboxAuthorizationServer {
         let core = try SandboxCore(configuration: configuration)
-        let http = try await TestHTTPServer.start(port: configuration.port) { request in
+        let http = try await TestHTTPServer.start(mode, port: configuration.port) { request in
             await core.handle(request)
         }
         let issuer = http.url("").absoluteString
@@ -289,6 +293,13 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// The port the sandbox listens on.
     public var port: Int { http.port }
+
+    /// The transport that reaches the sandbox: pass it to an `Authenticator` (a `URLSessionTransport`
+    /// for a live sandbox, the in-memory one otherwise).
+    public var transport: any HTTPTransport { http.transport }
+
+    /// How the sandbox was started.
+    public var mode: TestServerMode { http.mode }
 
     /// The URL of an endpoint.
     ///
