@@ -190,12 +190,9 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), "NativeAuth", "NativeAuthTesting", "LenientJSON",
-                "CTestSupport",
             ],
             path: "Tests/TestSupport"
         ),
-        // Set-up when a test runner loads: logging at NATIVEAUTH_LOG_LEVEL (see TestSupport/Logging.swift).
-        .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
         .testTarget(
             name: "NativeAuthGoogleTests",

@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPTypes
+public import Logging
 @_spi(Provider) public import NativeAuth
 
 /// An `HTTPTransport` that hands each request straight to a ``TestHTTPServer`` handler in the
@@ -9,18 +10,26 @@ public import HTTPTypes
 /// It behaves as NativeAuth's real transport does where a test could tell: it refuses plain HTTP
 /// to hosts other than loopback, returns every status (redirects are not followed), waits out a
 /// response's `delay`, honours cancellation, and fails like a refused connection for a URL that
-/// is not the server's.
+/// is not the server's. Like the real transport, it logs each exchange at debug level (method,
+/// host, path, status), never headers, queries or bodies.
 public struct InMemoryTransport: HTTPTransport {
     private let base: URL
     private let handler: TestHTTPServer.Handler
+    private let logger: Logger
 
     /// A transport to `handler`, serving the server at `base` (`http://127.0.0.1:PORT`).
     ///
     /// - Parameters:
     ///   - base: The server's URL; requests to any other host or port fail like a refused connection.
+    ///   - logger: Where each exchange is noted, at debug level.
     ///   - handler: Answers every request.
-    public init(serving base: URL, handler: @escaping TestHTTPServer.Handler) {
+    public init(
+        serving base: URL,
+        logger: Logger = Logger(label: "NativeAuthTesting.InMemory"),
+        handler: @escaping TestHTTPServer.Handler
+    ) {
         self.base = base
+        self.logger = logger
         self.handler = handler
     }
 
@@ -59,6 +68,13 @@ public struct InMemoryTransport: HTTPTransport {
             if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
         }
         if !answer.chunked, fields[.contentLength] == nil { fields[.contentLength] = "\(answer.body.count)" }
+        logger.debug(
+            "HTTP exchange (in memory)",
+            metadata: [
+                "method": "\(request.method.rawValue)", "host": "\(url.host ?? "")", "path": "\(url.path)",
+                "status": "\(answer.status)", "bytes": "\(answer.body.count)",
+            ]
+        )
         return (HTTPResponse(status: HTTPResponse.Status(code: answer.status), headerFields: fields), answer.body)
     }
 }

@@ -139,7 +139,7 @@ extension Optional {
     }
 }
 
-@Suite struct InitechProviderTests {
+@Suite(.testLogging) struct InitechProviderTests {
     /// NativeAuthTesting's suite, with Initech's documented codes in its own error format.
     @Test func theErrorMapperConforms() throws {
         func initech(_ code: String) -> String {
@@ -282,7 +282,7 @@ extension Optional {
     }
 }
 
-@Suite struct InitechLoginCLITests {
+@Suite(.testLogging) struct InitechLoginCLITests {
     /// A provider written outside the core declares `host`; its CLI offers it without a line of its own.
     @Test func theHostOptionDerivesFromTheDeclaration() async throws {
         #expect(

@@ -161,7 +161,7 @@ final class FakeCognito: Sendable {
     }
 }
 
-@Suite struct CognitoProviderTests {
+@Suite(.testLogging) struct CognitoProviderTests {
     @Test func theIssuerComesFromRegionAndPoolAndTheDomainFromItsPrefix() throws {
         let provider = try CognitoProvider(
             configuration: ProviderConfiguration(
@@ -251,7 +251,7 @@ final class FakeCognito: Sendable {
     }
 }
 
-@Suite struct CognitoLoginCLITests {
+@Suite(.testLogging) struct CognitoLoginCLITests {
     /// Cognito declares its settings once; cognito-login and nativeauth derive their options,
     /// environment variables and hints from the declaration.
     @Test func theOptionsOfCognitosSettingsDeriveFromItsDeclaration() async throws {

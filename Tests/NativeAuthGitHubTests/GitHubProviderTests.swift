@@ -151,7 +151,7 @@ final class FakeGitHub: Sendable {
 /// The presenter: approves at once, passing the PKCE challenge in the code.
 private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first(named: "code_challenge") ?? "") }
 
-@Suite struct GitHubErrorMapperTests {
+@Suite(.testLogging) struct GitHubErrorMapperTests {
     /// NativeAuthTesting's suite, with GitHub's documented codes sent as GitHub sends them:
     /// form-encoded, with HTTP 200.
     @Test func conformsAndMapsGitHubsOwnCodes() throws {
@@ -205,7 +205,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     }
 }
 
-@Suite struct GitHubProviderTests {
+@Suite(.testLogging) struct GitHubProviderTests {
     /// GitHub's device flow takes no client secret. The provider knows a request belongs to it by
     /// the request's operation and grant, never by reading the form.
     @Test func theSecretIsLeftOutByTheGrantNotByTheForm() throws {
@@ -379,7 +379,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     }
 }
 
-@Suite struct GitHubLoginCLITests {
+@Suite(.testLogging) struct GitHubLoginCLITests {
     /// GitHub declares `host` once; github-login and nativeauth derive `--host` and `NATIVEAUTH_HOST`.
     @Test func theHostOptionDerivesFromTheDeclaration() async throws {
         #expect(
@@ -469,7 +469,7 @@ extension GitHubLoginCLITests {
     }
 }
 
-@Suite struct NativeAuthCLIWithGitHubTests {
+@Suite(.testLogging) struct NativeAuthCLIWithGitHubTests {
     @Test func theAllProvidersCLIPicksGitHubFromTheConfigFile() async throws {
         let github = try await FakeGitHub.start(mode: .live)
         let directory = try TemporaryDirectory()

@@ -134,7 +134,7 @@ final class FakeGoogle: Sendable {
     }
 }
 
-@Suite struct GoogleLoginTests {
+@Suite(.testLogging) struct GoogleLoginTests {
     @Test func theIssuerDefaultsToGoogleAndOfflineAccessIsAskedFor() throws {
         let provider = try GoogleProvider(configuration: ProviderConfiguration(clientID: "c"))
         #expect(provider.configuration.issuer?.absoluteString == "https://accounts.google.com")

@@ -11,7 +11,7 @@ import Testing
 /// The CLI's ways in without a local browser (paste, loopback + paste, device, Ctrl-C), against
 /// the in-process sandbox: the CLI is the point, not the server. The device flow against the real
 /// server is in NoBrowserTests.
-@Suite(.serialized) struct CLINoBrowserTests {
+@Suite(.testLogging, .serialized) struct CLINoBrowserTests {
     let cli = cliPath("oidc-login")
     let clientID = SandboxAuthorizationServer.Client.defaultID
 
@@ -140,7 +140,7 @@ import Testing
 }
 
 /// What needs a server whose metadata names no device endpoint: django-oauth-toolkit's.
-@Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
+@Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
 struct CLIRealServerDeviceTests {
     let server: TestServer
     let cli = cliPath("oidc-login")

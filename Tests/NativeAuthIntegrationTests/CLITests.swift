@@ -4,7 +4,7 @@ import NativeAuth
 import TestSupport
 import Testing
 
-@Suite struct CLIWithoutServerTests {
+@Suite(.testLogging) struct CLIWithoutServerTests {
     let cli = cliPath("oidc-login")
 
     @Test func statusOnAnEmptyStoreIsSignedOutAndSucceeds() async throws {
@@ -68,7 +68,7 @@ import Testing
     }
 }
 
-@Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
+@Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
 struct CLISignInTests {
     let server: TestServer
     let cli = cliPath("oidc-login")
@@ -136,7 +136,7 @@ struct CLISignInTests {
 
 /// The CLI's own behaviour (progress, precedence, redaction, the printed URL), against the
 /// in-process sandbox: no real server needed.
-@Suite(.serialized) struct CLISandboxSignInTests {
+@Suite(.testLogging, .serialized) struct CLISandboxSignInTests {
     let cli = cliPath("oidc-login")
 
     @Test func aTerminalShowsProgressWhileTheBrowserTakesItsTime() async throws {

@@ -104,7 +104,7 @@ final class PrintedURLs: Sendable {
     }
 }
 
-@Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
+@Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
 struct NoBrowserSignInTests {
     let server: TestServer
 
@@ -153,7 +153,7 @@ struct NoBrowserSignInTests {
 
 /// Paste and the loopback-or-paste race, against the in-process sandbox (the presenters are the
 /// point); the device flow above runs against the real server.
-@Suite(.serialized) struct NoBrowserSandboxTests {
+@Suite(.testLogging, .serialized) struct NoBrowserSandboxTests {
     private func authenticator(_ configuration: ProviderConfiguration, store: any TokenStore) throws -> Authenticator {
         Authenticator(provider: try GenericOIDCProvider(configuration: configuration), store: store)
     }

@@ -16,7 +16,7 @@ import Testing
     )
 }
 
-@Suite(.enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
+@Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"), .serialized)
 struct SignInTests {
     let server: TestServer
 

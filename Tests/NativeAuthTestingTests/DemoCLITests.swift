@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `nativeauth demo` and `nativeauth sandbox` as a person runs them.
-@Suite(.serialized) struct DemoCLITests {
+@Suite(.testLogging, .serialized) struct DemoCLITests {
     let cli = cliPath("nativeauth")
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -5,6 +5,7 @@ import LenientJSON
 import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth
 import NativeAuthTesting
+import TestSupport
 import Testing
 
 /// A person at the approval page: loads it, picks a user, clicks Approve or Deny, and follows the
@@ -81,7 +82,7 @@ func raw(
     return (response.status.code, try? JSONValue.parse(body).objectValue, response)
 }
 
-@Suite struct SandboxSignInTests {
+@Suite(.testLogging) struct SandboxSignInTests {
     @Test func signsInWithAutoApprovalAndEveryOIDCCheckPasses() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
         let auth = try authenticator(sandbox)
@@ -147,7 +148,7 @@ func raw(
     }
 }
 
-@Suite struct SandboxProtocolTests {
+@Suite(.testLogging) struct SandboxProtocolTests {
     /// Starts an authorization by hand; returns the code the sandbox redirected with.
     func code(
         _ sandbox: SandboxAuthorizationServer, pkce: PKCE, redirect: String = "http://127.0.0.1:4242/callback"
@@ -265,7 +266,7 @@ func raw(
     }
 }
 
-@Suite struct SandboxControlTests {
+@Suite(.testLogging) struct SandboxControlTests {
     @Test func deviceFlowPendingThenApprovedThroughThePage() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .zero), mode: .inMemory)
         // Polls every 50 ms, whatever interval the sandbox names.

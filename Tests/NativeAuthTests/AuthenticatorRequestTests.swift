@@ -54,7 +54,7 @@ private struct LocalProvider {
     }
 }
 
-@Suite struct AuthenticatorRequestTests {
+@Suite(.testLogging) struct AuthenticatorRequestTests {
     @Test func concurrentCallersShareOneRefreshAndItsResult() async throws {
         let local = try await LocalProvider.start()
         let store = MemoryTokenStore()
@@ -172,7 +172,7 @@ private actor ScriptedStore: TokenStore {
     func keys() -> [TokenKey] { [] }
 }
 
-@Suite struct RotationRaceTests {
+@Suite(.testLogging) struct RotationRaceTests {
     @Test func aLostRotationRaceUsesTheRefreshTokenAnotherProcessStored() async throws {
         let box = IssuerBox()
         let bodies = RequestLog()

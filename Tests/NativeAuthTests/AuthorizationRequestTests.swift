@@ -1,8 +1,9 @@
 import Foundation
 @_spi(Provider) import NativeAuth
+import TestSupport
 import Testing
 
-@Suite struct AuthorizationRequestTests {
+@Suite(.testLogging) struct AuthorizationRequestTests {
     private let issuer = "https://idp.example.com"
 
     private func metadata(issRequired: Bool = false, endpoint: String = "https://idp.example.com/authorize") throws

@@ -1,7 +1,8 @@
 @_spi(Provider) import NativeAuth
+import TestSupport
 import Testing
 
-@Suite struct BearerChallengeTests {
+@Suite(.testLogging) struct BearerChallengeTests {
     @Test func parsesRFC6750Example() throws {
         // RFC 6750 §3
         let challenge = try #require(

@@ -7,7 +7,7 @@ import Testing
 /// The shipped stores, presenters and mappers pass NativeAuthTesting's conformance suites, and the
 /// suites catch implementations that break a promise: a suite that passed everything would prove
 /// nothing.
-@Suite struct TokenStoreConformanceTests {
+@Suite(.testLogging) struct TokenStoreConformanceTests {
     @Test func theMemoryStoreConforms() async throws {
         let store = MemoryTokenStore()
         try await TokenStoreConformance { store }.run()
@@ -73,7 +73,7 @@ private actor ForgetfulStore: TokenStore {
     func keys() -> [TokenKey] { [] }
 }
 
-@Suite struct PresenterConformanceTests {
+@Suite(.testLogging) struct PresenterConformanceTests {
     private static let quiet = ConsoleOutput { _ in }
 
     @Test func theLoopbackPresenterConforms() async throws {
@@ -146,7 +146,7 @@ private struct HastyPresenter: UserAgentPresenter {
     }
 }
 
-@Suite struct ErrorMapperConformanceTests {
+@Suite(.testLogging) struct ErrorMapperConformanceTests {
     @Test func theStandardMapperConforms() throws {
         try ErrorMapperConformance(StandardErrorMapper()).run()
     }

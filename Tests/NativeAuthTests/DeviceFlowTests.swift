@@ -72,7 +72,7 @@ private let success = TestResponse.json(
     #"{"access_token": "device-access", "refresh_token": "device-refresh", "expires_in": 3600, "token_type": "Bearer"}"#
 )
 
-@Suite struct DeviceFlowTests {
+@Suite(.testLogging) struct DeviceFlowTests {
     private func authenticator(_ server: DeviceServer, store: any TokenStore, time: TestClock) throws -> Authenticator {
         Authenticator(
             provider: try GenericOIDCProvider(configuration: testConfiguration(issuer: server.issuer)),

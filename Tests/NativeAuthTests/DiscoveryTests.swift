@@ -5,7 +5,7 @@ import NativeAuth
 import TestSupport
 import Testing
 
-@Suite struct DiscoveryTests {
+@Suite(.testLogging) struct DiscoveryTests {
     /// The transport `load` sends through: the in-memory server's, within `withServer`.
     @TaskLocal static var transport: any HTTPTransport = URLSessionTransport()
 

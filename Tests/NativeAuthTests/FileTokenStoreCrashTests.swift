@@ -20,7 +20,8 @@ private struct CrashFigures: Sendable, CustomStringConvertible {
     }
 }
 
-@Suite(.enabled(if: stressTestsEnabled, "NATIVEAUTH_STRESS_TESTS=1 runs it")) struct FileTokenStoreCrashTests {
+@Suite(.testLogging, .enabled(if: stressTestsEnabled, "NATIVEAUTH_STRESS_TESTS=1 runs it"))
+struct FileTokenStoreCrashTests {
     /// `NATIVEAUTH_CRASH_KILLS` overrides the 1,000 kills (a quicker run on a developer's machine).
     private static let kills =
         ProcessInfo.processInfo.environment["NATIVEAUTH_CRASH_KILLS"].flatMap { Int($0) } ?? 1_000

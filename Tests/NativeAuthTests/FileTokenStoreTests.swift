@@ -4,7 +4,7 @@ import NativeAuth
 import TestSupport
 import Testing
 
-@Suite struct FileTokenStoreTests {
+@Suite(.testLogging) struct FileTokenStoreTests {
     private let key = TokenKey(issuer: "https://idp.example", clientID: "cli")
     private let tokens = TokenSet(
         accessToken: "access-value",
@@ -98,7 +98,7 @@ import Testing
     }
 }
 
-@Suite struct FileTokenStoreKeyTests {
+@Suite(.testLogging) struct FileTokenStoreKeyTests {
     private let key = TokenKey(issuer: "https://idp.example", clientID: "cli", account: "work")
 
     /// A file as stores wrote them before each file recorded its key: the token set alone.
@@ -132,7 +132,7 @@ import Testing
     }
 }
 
-@Suite struct FileTokenStoreLockTests {
+@Suite(.testLogging) struct FileTokenStoreLockTests {
     @Test func aLockHeldTooLongIsAClearErrorAndTheLockIsReleasedAfterwards() async throws {
         let store = FileTokenStore(directory: try TemporaryDirectory().path + "/s")
         let key = TokenKey(issuer: "https://idp.example", clientID: "cli")

@@ -1,7 +1,8 @@
 @_spi(Provider) import NativeAuth
+import TestSupport
 import Testing
 
-@Suite struct FormURLEncodingTests {
+@Suite(.testLogging) struct FormURLEncodingTests {
     @Test func rfc6749AppendixBExample() {
         // RFC 6749 Appendix B: the value " %&+£€" is encoded as "+%25%26%2B%C2%A3%E2%82%AC".
         #expect(FormURLEncoding.encode(component: " %&+£€") == "+%25%26%2B%C2%A3%E2%82%AC")

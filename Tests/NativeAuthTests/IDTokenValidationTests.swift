@@ -155,7 +155,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
     return input + "." + base64URL(sign(Data(input.utf8)))
 }
 
-@Suite struct IDTokenValidationTests {
+@Suite(.testLogging) struct IDTokenValidationTests {
     private func login(
         _ server: SigningServer,
         store: any TokenStore = MemoryTokenStore(),

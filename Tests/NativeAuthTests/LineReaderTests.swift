@@ -1,5 +1,6 @@
 import Foundation
 import NativeAuth
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ private final class InputPipe: Sendable {
     func end() { try? pipe.fileHandleForWriting.close() }
 }
 
-@Suite struct StandardInputLineReaderTests {
+@Suite(.testLogging) struct StandardInputLineReaderTests {
     @Test func readsOneLineAtATimeAndLeavesTheRest() async throws {
         let input = InputPipe()
         input.write("first line\r\nsecond\n")

@@ -10,7 +10,8 @@ import Testing
     /// Hostile clients of the loopback receiver: garbage, oversized headers, slow requests, wrong paths
     /// and states, many connections at once. The real callback must still get through, and nothing may
     /// be left open afterwards.
-    @Suite(.enabled(if: stressTestsEnabled, "NATIVEAUTH_STRESS_TESTS=1 runs it")) struct LoopbackAbuseTests {
+    @Suite(.testLogging, .enabled(if: stressTestsEnabled, "NATIVEAUTH_STRESS_TESTS=1 runs it"))
+    struct LoopbackAbuseTests {
         private static let state = "the-real-state"
 
         private static func handler(_ callback: AuthorizationCallback) -> CallbackDisposition {

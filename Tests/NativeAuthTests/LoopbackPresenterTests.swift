@@ -29,7 +29,7 @@ func fetch(_ url: URL) async throws -> (Int, String) {
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
 }
 
-@Suite struct LoopbackPresenterTests {
+@Suite(.testLogging) struct LoopbackPresenterTests {
     private static let state = "expected-state-value"
 
     private func handler(_ callback: AuthorizationCallback) -> CallbackDisposition {

@@ -38,7 +38,7 @@ private func authorize(
     try await session.authorize(request.url) { request.disposition(of: $0) }
 }
 
-@Suite struct ManualPastePresenterTests {
+@Suite(.testLogging) struct ManualPastePresenterTests {
     @Test(arguments: ["URL", "  URL  ", "\"URL\"", "'URL'\r", "<URL>", "\t\" URL \" "])
     func aPastedRedirectCompletesTheSignIn(pattern: String) async throws {
         let reader = ScriptedLineReader()
@@ -170,7 +170,7 @@ private func authorize(
     }
 }
 
-@Suite struct LoopbackAndPastePresenterTests {
+@Suite(.testLogging) struct LoopbackAndPastePresenterTests {
     @Test func theBrowserWinsAndThePasteIsCancelled() async throws {
         let reader = ScriptedLineReader()
         let output = OutputRecorder()
@@ -241,7 +241,7 @@ private func authorize(
     }
 }
 
-@Suite struct PrintURLPresenterTests {
+@Suite(.testLogging) struct PrintURLPresenterTests {
     @Test func printsTheURLAndTheForwardingHintAndNeverOpensABrowser() async throws {
         let output = OutputRecorder()
         let (session, request) = try await begin(LoopbackPresenter.printURL(port: 0, output: output.output))

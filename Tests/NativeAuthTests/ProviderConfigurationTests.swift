@@ -5,7 +5,7 @@ import LenientJSON
 import TestSupport
 import Testing
 
-@Suite struct ProviderConfigurationTests {
+@Suite(.testLogging) struct ProviderConfigurationTests {
     private func configuration(_ json: String) throws -> ProviderConfiguration {
         try ProviderConfiguration(json: try #require(try JSONValue.parse(json).objectValue))
     }

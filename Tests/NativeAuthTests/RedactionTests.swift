@@ -2,9 +2,10 @@ import Foundation
 import HTTPTypes
 import LenientJSON
 @_spi(Provider) import NativeAuth
+import TestSupport
 import Testing
 
-@Suite struct RedactionTests {
+@Suite(.testLogging) struct RedactionTests {
     // Shapes of real secrets: a GitHub token, a JWT, a django-oauth-toolkit token, a client secret, a hex token.
     static let secrets = [
         "gho_16C7e42F292c6912E7710c838347Ae178B4a",

@@ -1,10 +1,11 @@
 import Foundation
 import NativeAuth
+import TestSupport
 import Testing
 
 /// The refresh's decisions, without any I/O: every case of what a caller saw, what is held, the
 /// time and the validity asked for.
-@Suite struct RefreshDecisionTests {
+@Suite(.testLogging) struct RefreshDecisionTests {
     private static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     private static func tokens(

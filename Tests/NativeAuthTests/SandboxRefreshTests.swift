@@ -9,7 +9,7 @@ import Testing
 /// behaviour is the point here, not a real server's (RefreshTests in the integration tests keep
 /// rotation, revocation and expiry on django-oauth-toolkit). In memory, except where a socket is
 /// the point: the transport's deadline, and processes sharing a store.
-@Suite(.serialized) struct SandboxRefreshTests {
+@Suite(.testLogging, .serialized) struct SandboxRefreshTests {
     func signedIn(_ sandbox: SandboxAuthorizationServer, store: any TokenStore) async throws -> Authenticator {
         let auth = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
         switch sandbox.mode {

@@ -1,9 +1,10 @@
 import NIOConcurrencyHelpers
 import NativeAuth
+import TestSupport
 import Testing
 
 /// The one single-flight helper behind the metadata, the JWKS and refreshing.
-@Suite struct SingleFlightTests {
+@Suite(.testLogging) struct SingleFlightTests {
     private struct Failed: Error {}
 
     /// Counts runs; each run waits until `gate` opens, so callers pile up on it.

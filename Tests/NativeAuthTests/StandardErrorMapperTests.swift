@@ -5,7 +5,7 @@ import NativeAuth
 import TestSupport
 import Testing
 
-@Suite struct StandardErrorMapperTests {
+@Suite(.testLogging) struct StandardErrorMapperTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
         var operation: AuthOperation

@@ -9,7 +9,7 @@ final class CountedProcess: Process, @unchecked Sendable {
     deinit { Self.freed.update { $0 += 1 } }
 }
 
-@Suite struct SystemBrowserOpenerTests {
+@Suite(.testLogging) struct SystemBrowserOpenerTests {
     private let url = URL(string: "https://idp.example/authorize?a=1&b=two%20words")
 
     @Test func browserCommandsGetTheURLAsArgumentOrInPlaceOfPercentS() throws {

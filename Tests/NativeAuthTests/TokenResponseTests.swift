@@ -5,7 +5,7 @@ import NativeAuth
 import TestSupport
 import Testing
 
-@Suite struct TokenResponseTests {
+@Suite(.testLogging) struct TokenResponseTests {
     private let context = TokenResponseDecoder.Context(requestedScopes: ["openid", "profile"], receivedAt: fixedNow)
 
     private func decode(

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 
-@Suite struct URLSessionTransportTests {
+@Suite(.testLogging) struct URLSessionTransportTests {
     private func get(_ url: URL) -> HTTPRequest {
         HTTPRequest(method: .get, url: url)
     }

@@ -1,19 +1,46 @@
 import Foundation
 import Logging
+public import Testing
 
-/// Called once when a test runner starts (Tests/CTestSupport/bootstrap.c). With
-/// `NATIVEAUTH_LOG_LEVEL` set (`trace` … `critical`), every `Logger` the library creates in the
-/// tests logs to stderr at that level, as an application that turns on debug logging would see it:
-/// `scripts/test.sh` runs the suite at `debug` and searches the output for every token it issued.
-/// Without it the logging system keeps its default.
-@_cdecl("nativeauth_tests_bootstrap_logging")
-func bootstrapLoggingForTests() {
-    guard let name = ProcessInfo.processInfo.environment["NATIVEAUTH_LOG_LEVEL"],
-        let level = Logger.Level(rawValue: name.lowercased())
-    else { return }
-    LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
+/// The trait every suite of NativeAuth's tests carries: `@Suite(.testLogging)`.
+///
+/// Before the suite's first test it sets up swift-log, once per test process: with
+/// `NATIVEAUTH_LOG_LEVEL` set (`trace` … `critical`), every `Logger` the library creates logs to
+/// stderr at that level, as an application that turns on debug logging would see it.
+/// `scripts/test.sh` runs the suite at `debug` and searches the output for every token it issued
+/// (redaction). Without the variable the logging system keeps its default.
+///
+/// Swift Testing has no hook that runs before every test of a process, so each suite names the
+/// trait; `EverySuiteTests` fails for a suite that forgets it.
+public struct TestLogging: SuiteTrait, TestScoping {
+    public func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        Self.bootstrap()
+        try await function()
     }
+
+    /// Bootstraps the logging system, the first time only (it may be bootstrapped once).
+    public static func bootstrap() {
+        _ = bootstrapped
+    }
+
+    private static let bootstrapped: Bool = {
+        guard let name = ProcessInfo.processInfo.environment["NATIVEAUTH_LOG_LEVEL"],
+            let level = Logger.Level(rawValue: name.lowercased())
+        else { return false }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return true
+    }()
+}
+
+extension Trait where Self == TestLogging {
+    /// Logs at `NATIVEAUTH_LOG_LEVEL` for the suite's tests (see ``TestLogging``).
+    public static var testLogging: TestLogging { TestLogging() }
 }
