@@ -291,8 +291,8 @@ extension Templates {
             case .fixedEndpoints: "/oauth/token"
             }
         return #"""
-            // Tests of \#(type) against a local stand-in for \#(request.name)'s server: a real HTTP server on
-            // 127.0.0.1 (NativeAuthTesting's TestHTTPServer). Make the stand-in answer exactly like
+            // Tests of \#(type) against a stand-in for \#(request.name)'s server (NativeAuthTesting's
+            // TestHTTPServer, in memory: no socket, so the tests are quick). Make the stand-in answer exactly like
             // \#(request.name) does (copy its answers from its documentation or a recorded exchange, with the
             // tokens replaced), then add a test for each of its quirks.
             import \#(type)
@@ -304,7 +304,7 @@ extension Templates {
 
             /// The stand-in. It accepts the code `code-1` with a PKCE verifier, and rotates refresh tokens.
             private func startStandIn() async throws -> TestHTTPServer {
-                try await TestHTTPServer.start { request in
+                try await TestHTTPServer.start(.inMemory) { request in
                     switch (request.method, request.path) {
             \#(discovery)        case ("POST", "\#(tokenPath)"):
                         let form = request.form
@@ -345,7 +345,8 @@ extension Templates {
                     var registry = ProviderRegistry()
                     try registry.register(\#(type).self)
                     let provider = try registry.makeProvider(configuration)
-                    let authenticator = Authenticator(provider: provider, store: MemoryTokenStore())
+                    let authenticator = Authenticator(
+                        provider: provider, store: MemoryTokenStore(), transport: server.transport)
                     try await body(authenticator)
                 } catch {
                     await server.stop()

@@ -1,7 +1,9 @@
 extension AuthError.Code {
     /// The person must sign in again: no tokens, or the refresh token was refused (`invalid_grant`).
     public static let loginRequired = Self(rawValue: "login_required")
-    /// The person cancelled sign-in (closed the prompt, end of input, Ctrl-C).
+    /// A wait for the person was cancelled: a sign-in (a closed prompt, the end of the input,
+    /// Ctrl-C, the task cancelled) or the browser's return from a logout page. Any other cancelled
+    /// operation is ``cancelled``; ``AuthError/isCancellation`` is true for both.
     public static let loginCancelled = Self(rawValue: "login_cancelled")
     /// The `state` (or `iss`) of a callback does not match the request: the response is not ours.
     public static let invalidState = Self(rawValue: "invalid_state")
@@ -41,7 +43,9 @@ extension AuthError.Code {
     public static let logoutFailed = Self(rawValue: "logout_failed")
     /// A request to a resource server failed for a reason not covered by another code.
     public static let requestFailed = Self(rawValue: "request_failed")
-    /// The operation was cancelled by the program.
+    /// An operation that does not wait for the person was cancelled by the program: a request, a
+    /// refresh, discovery. A cancelled wait for the person is ``loginCancelled``;
+    /// ``AuthError/isCancellation`` is true for both.
     public static let cancelled = Self(rawValue: "cancelled")
 
     /// Whether an error with this code is usually worth retrying later.

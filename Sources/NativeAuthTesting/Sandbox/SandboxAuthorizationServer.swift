@@ -171,7 +171,7 @@ public final class SandboxAuthorizationServer: Sendable {
         case delay(Duration)
     }
 
-    /// How the sandbox behaves; fixed at ``start(_:)``, except where a property of the server says otherwise.
+    /// How the sandbox behaves; fixed at ``start(_:mode:)``, except where a property of the server says otherwise.
     public struct Configuration: Sendable {
         /// The clients; default one public client, ``Client/defaultID``.
         public var clients: [Client]
