@@ -61,9 +61,10 @@ package struct LogoutFlow: Sendable {
             )
         }
         // Without a presenter, or for a page that does not come back (Cognito's logout_uri), the
-        // caller opens the URL; nothing comes back to wait for.
-        guard let presenter, endSession(returningTo: nil)?.returnsToApp == true else {
-            result.endSessionURL = endSession(returningTo: nil)?.url
+        // caller opens the URL; nothing comes back to wait for, so no session (no listener) begins.
+        let withoutRedirect = endSession(returningTo: nil)
+        guard let presenter, withoutRedirect?.returnsToApp != false else {
+            result.endSessionURL = withoutRedirect?.url
             return result
         }
         let session = try await presenter.beginSession()

@@ -189,21 +189,30 @@ public struct TokenStoreConformance: Sendable {
         report.check(done == 12, "every holder must run its body once; \(done) of 12 did")
     }
 
-    /// Holds `key` through `store` until the returned release is called.
-    private func hold(_ key: TokenKey, in store: any TokenStore) async -> (
-        release: @Sendable () -> Void, task: Task<Void, any Error>
-    ) {
+    /// Runs `body` while a holder on `first` holds the lock of a key of its own, with `second`'s
+    /// lock, then releases the key and waits for the holder.
+    private func whileHeld(
+        _ account: String,
+        _ first: any TokenStore,
+        _ second: any TokenStore,
+        run: String,
+        _ body: (TokenKey, any TokenLock) async throws -> Void
+    ) async throws {
+        let key = TokenKey(issuer: "https://conformance.example/\(run)", clientID: "client", account: account)
         let (acquired, acquiredSink) = AsyncStream.makeStream(of: Void.self)
         let (release, releaseSink) = AsyncStream.makeStream(of: Void.self)
-        let lock = store.lock
-        let task = Task {
+        let lock = first.lock
+        let holder = Task {
             try await lock.withLock(key, timeout: .seconds(30)) {
                 acquiredSink.yield()
                 for await _ in release { break }
             }
         }
         for await _ in acquired { break }
-        return ({ releaseSink.finish() }, task)
+        defer { releaseSink.finish() }
+        try await body(key, second.lock)
+        releaseSink.finish()
+        _ = try await holder.value
     }
 
     private func checkPerKey(
@@ -212,17 +221,13 @@ public struct TokenStoreConformance: Sendable {
         run: String,
         report: ConformanceReport
     ) async throws {
-        let held = TokenKey(issuer: "https://conformance.example/\(run)", clientID: "client", account: "held")
         let other = TokenKey(issuer: "https://conformance.example/\(run)", clientID: "client", account: "other")
-        let (release, holder) = await hold(held, in: first)
-        defer { release() }
-        let lock = second.lock
-        let outcome = await within(.seconds(5)) { try await lock.withLock(other, timeout: .seconds(30)) { true } }
-        report.check(
-            (try? outcome?.get()) == true,
-            "the lock of another key must not wait for a held key (\(String(describing: outcome)))")
-        release()
-        _ = try await holder.value
+        try await whileHeld("held", first, second, run: run) { _, lock in
+            let outcome = await within(.seconds(5)) { try await lock.withLock(other, timeout: .seconds(30)) { true } }
+            report.check(
+                (try? outcome?.get()) == true,
+                "the lock of another key must not wait for a held key (\(String(describing: outcome)))")
+        }
     }
 
     private func checkTimeout(
@@ -231,25 +236,21 @@ public struct TokenStoreConformance: Sendable {
         run: String,
         report: ConformanceReport
     ) async throws {
-        let key = TokenKey(issuer: "https://conformance.example/\(run)", clientID: "client", account: "timeout")
-        let (release, holder) = await hold(key, in: first)
-        defer { release() }
-        let lock = second.lock
-        let outcome = await within(.seconds(10)) {
-            try await lock.withLock(key, timeout: .milliseconds(200)) { "entered" }
+        try await whileHeld("timeout", first, second, run: run) { key, lock in
+            let outcome = await within(.seconds(10)) {
+                try await lock.withLock(key, timeout: .milliseconds(200)) { "entered" }
+            }
+            switch outcome {
+            case nil:
+                report.fail("a lock wait must give up after its timeout (200 ms); it was still waiting after 10 s")
+            case .success:
+                report.fail("a second holder entered while the first held the lock (the lock does not exclude)")
+            case .failure(let error):
+                let code = (error as? AuthError)?.code
+                report.check(
+                    code == .tokenStoreFailed, "a lock wait that runs out must throw token_store_failed, not \(error)")
+            }
         }
-        switch outcome {
-        case nil:
-            report.fail("a lock wait must give up after its timeout (200 ms); it was still waiting after 10 s")
-        case .success:
-            report.fail("a second holder entered while the first held the lock (the lock does not exclude)")
-        case .failure(let error):
-            let code = (error as? AuthError)?.code
-            report.check(
-                code == .tokenStoreFailed, "a lock wait that runs out must throw token_store_failed, not \(error)")
-        }
-        release()
-        _ = try await holder.value
     }
 
     private func checkCancellation(
@@ -258,30 +259,25 @@ public struct TokenStoreConformance: Sendable {
         run: String,
         report: ConformanceReport
     ) async throws {
-        let key = TokenKey(issuer: "https://conformance.example/\(run)", clientID: "client", account: "cancel")
-        let (release, holder) = await hold(key, in: first)
-        defer { release() }
-        let lock = second.lock
-        let entered = NIOLockedValueBox(false)
-        let waiter = Task {
-            try await lock.withLock(key, timeout: .seconds(60)) { entered.withLockedValue { $0 = true } }
+        try await whileHeld("cancel", first, second, run: run) { key, lock in
+            let entered = NIOLockedValueBox(false)
+            let waiter = Task {
+                try await lock.withLock(key, timeout: .seconds(60)) { entered.withLockedValue { $0 = true } }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            waiter.cancel()
+            switch await within(.seconds(5), { try await waiter.value }) {
+            case nil:
+                report.fail("a task cancelled while it waits for the lock must stop waiting; it still waited after 5 s")
+            case .success:
+                report.check(
+                    !entered.withLockedValue { $0 },
+                    "a waiter entered the lock while another held it (the lock does not exclude)")
+            case .failure(let error):
+                let cancelled = error is CancellationError || (error as? AuthError)?.isCancellation == true
+                report.check(cancelled, "a cancelled lock wait must throw CancellationError, not \(error)")
+            }
         }
-        try await Task.sleep(for: .milliseconds(50))
-        waiter.cancel()
-        let outcome = await within(.seconds(5)) { try await waiter.value }
-        switch outcome {
-        case nil:
-            report.fail("a task cancelled while it waits for the lock must stop waiting; it still waited after 5 s")
-        case .success:
-            report.check(
-                !entered.withLockedValue { $0 },
-                "a waiter entered the lock while another held it (the lock does not exclude)")
-        case .failure(let error):
-            let cancelled = error is CancellationError || (error as? AuthError)?.isCancellation == true
-            report.check(cancelled, "a cancelled lock wait must throw CancellationError, not \(error)")
-        }
-        release()
-        _ = try await holder.value
     }
 
     private struct Planted: Error {}
