@@ -37,8 +37,8 @@ import Testing
         #expect(operation.runs.withLockedValue { $0 } == 1)
     }
 
-    @Test func withoutKeepingTheNextCallerAfterAFlightStartsAgain() async throws {
-        let flight = SingleFlight<Int>()
+    /// An operation that returns how many times it ran, and the count.
+    private static func counting() -> (operation: @Sendable () async throws -> Int, runs: NIOLockedValueBox<Int>) {
         let runs = NIOLockedValueBox(0)
         let operation: @Sendable () async throws -> Int = {
             runs.withLockedValue {
@@ -46,19 +46,19 @@ import Testing
                 return $0
             }
         }
+        return (operation, runs)
+    }
+
+    @Test func withoutKeepingTheNextCallerAfterAFlightStartsAgain() async throws {
+        let flight = SingleFlight<Int>()
+        let (operation, _) = Self.counting()
         #expect(try await flight.value(operation) == 1)
         #expect(try await flight.value(operation) == 2)
     }
 
     @Test func aKeptValueIsHandedOutUntilReset() async throws {
         let flight = SingleFlight<Int>(keepsValue: true)
-        let runs = NIOLockedValueBox(0)
-        let operation: @Sendable () async throws -> Int = {
-            runs.withLockedValue {
-                $0 += 1
-                return $0
-            }
-        }
+        let (operation, _) = Self.counting()
         #expect(try await flight.value(operation) == 1)
         #expect(try await flight.value(operation) == 1)
         flight.reset()
@@ -83,13 +83,7 @@ import Testing
 
     @Test func callersThatSawTheSameGenerationShareOneReload() async throws {
         let flight = SingleFlight<Int>(keepsValue: true)
-        let runs = NIOLockedValueBox(0)
-        let operation: @Sendable () async throws -> Int = {
-            runs.withLockedValue {
-                $0 += 1
-                return $0
-            }
-        }
+        let (operation, runs) = Self.counting()
         let (first, generation) = try await flight.valueAndGeneration(operation)
         #expect(first == 1)
         let reloaded = try await flight.reload(after: generation, operation)
