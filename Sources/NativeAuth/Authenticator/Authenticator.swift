@@ -93,9 +93,7 @@ public final class Authenticator: Sendable {
     public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil) async throws -> TokenSet {
         let tokens = try await CodeFlow(client: client).signIn(
             presenter: presenter, scopes: scopes ?? provider.configuration.scopes)
-        try await lifecycle.adopt(tokens)
-        client.logger.info("signed in", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
-        return tokens
+        return try await keep(tokens, "signed in")
     }
 
     /// Signs in with the device authorization grant (RFC 8628): for machines where the person
@@ -121,8 +119,13 @@ public final class Authenticator: Sendable {
     ) async throws -> TokenSet {
         let tokens = try await DeviceFlow(client: client).signIn(
             display: display, scopes: scopes ?? provider.configuration.scopes)
+        return try await keep(tokens, "signed in with a device code")
+    }
+
+    /// Stores the tokens of a new sign-in, and notes who signed in.
+    private func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
         try await lifecycle.adopt(tokens)
-        client.logger.info("signed in with a device code", metadata: ["subject": "\(tokens.subject ?? "unknown")"])
+        client.logger.info(message, metadata: ["subject": "\(tokens.subject ?? "unknown")"])
         return tokens
     }
 

@@ -77,7 +77,7 @@ package final class ExchangeClient: Sendable {
 
     /// The error for an answer that is not a success: the OAuth error fields are read from the
     /// body as the provider encodes it (GitHub's form-encoded errors too).
-    package func refusal(
+    private func refusal(
         _ operation: AuthOperation,
         response: HTTPResponse,
         body: Data,
@@ -168,10 +168,8 @@ package final class ExchangeClient: Sendable {
         requestedScopes: [String],
         previous: TokenSet? = nil
     ) async throws(AuthError) -> TokenSet {
-        switch await redeem(grant, metadata: metadata, requestedScopes: requestedScopes, previous: previous) {
-        case .success(let tokens): return tokens
-        case .failure(let refusal): throw refusal.error
-        }
+        try await redeem(grant, metadata: metadata, requestedScopes: requestedScopes, previous: previous)
+            .mapError(\.error).get()
     }
 
     /// Redeems `grant` and hands back a refusal with the body it came with, for callers that act on
@@ -200,15 +198,12 @@ package final class ExchangeClient: Sendable {
     ) async throws(AuthError) -> DeviceAuthorization {
         let form = scopes.isEmpty ? [] : [FormField("scope", scopes.joined(separator: " "))]
         let request = OAuthRequest(url: endpoint, operation: .deviceAuthorization, form: form)
-        let result = await post(request, metadata: metadata) { response, body in
+        return try await post(request, metadata: metadata) { response, body in
             read(response, body, operation: .deviceAuthorization, requiredKey: "device_code") { fields in
                 try DeviceAuthorization.decode(fields)
             }
         }
-        switch result {
-        case .success(let authorization): return authorization
-        case .failure(let refusal): throw refusal.error
-        }
+        .mapError(\.error).get()
     }
 
     /// Revokes a token (RFC 7009). The server answers 200 whatever the token's state (§2.2);
@@ -226,7 +221,7 @@ package final class ExchangeClient: Sendable {
             let object = try? provider.parseBody(body, of: response)
             return .failure(refusal(.revocation, response: response, body: body, object: object))
         }
-        if case .failure(let refusal) = result { throw refusal.error }
+        try result.mapError(\.error).get()
     }
 
     // MARK: - Documents and resources
@@ -254,9 +249,7 @@ package final class ExchangeClient: Sendable {
 
     /// Reads a userinfo answer (OIDC Core §5.3) with the provider's decode hooks.
     package func userInfo(from response: HTTPResponse, body: Data) throws(AuthError) -> UserInfo {
-        switch read(response, body, operation: .userInfo, requiredKey: "sub", build: UserInfo.init(claims:)) {
-        case .success(let info): return info
-        case .failure(let refusal): throw refusal.error
-        }
+        try read(response, body, operation: .userInfo, requiredKey: "sub", build: UserInfo.init(claims:))
+            .mapError(\.error).get()
     }
 }

@@ -49,15 +49,13 @@ package struct CodeFlow: Sendable {
         }
         let grant = Grant.authorizationCode(
             response.code, redirectURI: request.redirectURI, codeVerifier: request.pkce.verifier)
-        var tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes)
-        let claims = try await IDTokenValidator.claims(
-            of: tokens,
+        let tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes)
+        return try await IDTokenValidator.validated(
+            tokens,
             metadata: metadata,
             client: client,
             nonce: request.nonce,
             maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) }
         )
-        if let claims { tokens.adopt(claims) }
-        return tokens
     }
 }

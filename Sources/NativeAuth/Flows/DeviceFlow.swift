@@ -42,11 +42,8 @@ package struct DeviceFlow: Sendable {
             metadata: ["expires_in": "\(authorization.expiresIn)", "interval": "\(authorization.interval)"]
         )
         await display.show(authorization)
-        var tokens = try await poll(authorization, metadata: metadata, scopes: scopes)
-        if let claims = try await IDTokenValidator.claims(of: tokens, metadata: metadata, client: client, nonce: nil) {
-            tokens.adopt(claims)
-        }
-        return tokens
+        let tokens = try await poll(authorization, metadata: metadata, scopes: scopes)
+        return try await IDTokenValidator.validated(tokens, metadata: metadata, client: client, nonce: nil)
     }
 
     private func poll(

@@ -16,11 +16,3 @@ package struct IDTokenClaims: Sendable, Equatable {
         return nil
     }
 }
-
-extension TokenSet {
-    /// The account of a validated ID token: its subject and a name to show.
-    package mutating func adopt(_ claims: IDTokenClaims) {
-        subject = claims.subject
-        displayName = claims.displayName
-    }
-}

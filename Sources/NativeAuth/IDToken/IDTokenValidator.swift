@@ -19,7 +19,8 @@ struct IDTokenValidator {
     let logger: Logger
 
     /// Validates the ID token of `tokens`, when it has one, against the provider's metadata and
-    /// the sign-in it came from, and returns its claims; `nil` when there is no ID token.
+    /// the sign-in it came from, and returns `tokens` with the account its claims name
+    /// (``TokenSet/subject``, ``TokenSet/displayName``); `tokens` as they are without an ID token.
     ///
     /// - Parameters:
     ///   - tokens: The tokens of a sign-in or a refresh.
@@ -29,15 +30,15 @@ struct IDTokenValidator {
     ///   - maxAge: The `max_age` of the authorization request, if any.
     ///   - previousSubject: At refresh, the subject the new ID token must repeat (OIDC Core §12.2).
     /// - Throws: ``AuthError`` (``AuthError/Code/idTokenInvalid``) naming the check that failed.
-    static func claims(
-        of tokens: TokenSet,
+    static func validated(
+        _ tokens: TokenSet,
         metadata: ProviderMetadata,
         client: ExchangeClient,
         nonce: String?,
         maxAge: Int? = nil,
         previousSubject: String? = nil
-    ) async throws(AuthError) -> IDTokenClaims? {
-        guard let idToken = tokens.idToken else { return nil }
+    ) async throws(AuthError) -> TokenSet {
+        guard let idToken = tokens.idToken else { return tokens }
         let provider = client.provider
         let configuration = provider.configuration
         let expectations = IDTokenExpectations(
@@ -58,7 +59,11 @@ struct IDTokenValidator {
             logger: client.logger
         )
         do {
-            return IDTokenClaims(claims: try await validator.validate(idToken, expecting: expectations))
+            let claims = IDTokenClaims(claims: try await validator.validate(idToken, expecting: expectations))
+            var validated = tokens
+            validated.subject = claims.subject
+            validated.displayName = claims.displayName
+            return validated
         } catch {
             client.logger.warning("ID token refused", metadata: ["reason": "\(error.message)"])
             throw error

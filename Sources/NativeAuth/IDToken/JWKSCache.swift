@@ -16,17 +16,15 @@ package final class JWKSCache: Sendable {
     }
 
     /// The keys and their generation, fetching them on first use.
-    func keys(using client: ExchangeClient) async throws -> (keys: [JWK], generation: Int) {
+    func keys(using client: ExchangeClient) async throws -> (value: [JWK], generation: Int) {
         let url = url
-        let (keys, generation) = try await flight.valueAndGeneration { try await Self.load(url, client: client) }
-        return (keys, generation)
+        return try await flight.valueAndGeneration { try await Self.load(url, client: client) }
     }
 
     /// Fetches the keys again unless another caller already did since generation `seen`.
-    func refetch(after seen: Int, using client: ExchangeClient) async throws -> (keys: [JWK], generation: Int) {
+    func refetch(after seen: Int, using client: ExchangeClient) async throws -> (value: [JWK], generation: Int) {
         let url = url
-        let (keys, generation) = try await flight.reload(after: seen) { try await Self.load(url, client: client) }
-        return (keys, generation)
+        return try await flight.reload(after: seen) { try await Self.load(url, client: client) }
     }
 
     private static func load(_ url: URL, client: ExchangeClient) async throws -> [JWK] {

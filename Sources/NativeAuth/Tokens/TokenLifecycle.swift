@@ -98,11 +98,8 @@ package actor TokenLifecycle {
     }
 
     private func refreshUnderLock(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
-        let lock = lock
-        let key = key
-        let timeout = lockTimeout
-        return try await storeCall {
-            try await lock.withLock(key, timeout: timeout) {
+        try await storeCall {
+            try await lock.withLock(key, timeout: lockTimeout) {
                 try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity)
             }
         }
@@ -157,9 +154,8 @@ package actor TokenLifecycle {
         lastRefreshIDTokenError = nil
         if tokens.idToken != nil, tokens.idToken != current.idToken {
             do {
-                let claims = try await IDTokenValidator.claims(
-                    of: tokens, metadata: metadata, client: client, nonce: nil, previousSubject: current.subject)
-                if let claims { tokens.adopt(claims) }
+                tokens = try await IDTokenValidator.validated(
+                    tokens, metadata: metadata, client: client, nonce: nil, previousSubject: current.subject)
             } catch {
                 lastRefreshIDTokenError = error
                 tokens.idToken = current.idToken
