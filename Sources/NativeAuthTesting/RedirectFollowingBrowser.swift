@@ -31,15 +31,25 @@ public struct RedirectFollowingBrowser: BrowserOpener {
     /// - Parameter url: The authorization or end-session URL.
     /// - Throws: When a request fails.
     public func open(_ url: URL) async throws {
+        _ = try await follow(url) { _ in false }
+    }
+
+    /// Fetches `url` and follows its redirects until one leads to a URL `stop` accepts, which is
+    /// returned without being fetched; `nil` when a page answers without redirecting, or after
+    /// five redirects.
+    func follow(_ url: URL, until stop: (URL) -> Bool) async throws -> URL? {
         var current = url
         for _ in 0..<5 {
+            try Task.checkCancellation()
             var request = HTTPRequest(method: .get, url: current)
             request.headerFields[.accept] = "text/html"
             let (response, _) = try await transport.send(request, body: nil)
             guard (300..<400).contains(response.status.code), let location = response.headerFields[.location],
                 let next = URL(string: location, relativeTo: current)?.absoluteURL
-            else { return }
+            else { return nil }
+            if stop(next) { return next }
             current = next
         }
+        return nil
     }
 }

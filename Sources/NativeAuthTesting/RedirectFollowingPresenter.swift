@@ -1,5 +1,4 @@
 internal import Foundation
-internal import HTTPTypes
 @_spi(Provider) public import NativeAuth
 
 /// A presenter that plays a person who approves at once, without a browser and without a
@@ -49,31 +48,21 @@ public struct RedirectFollowingPresenter: UserAgentPresenter {
             _ authorizationURL: URL,
             handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
         ) async throws -> AuthorizationResponse {
-            var current = authorizationURL
-            for _ in 0..<5 {
-                try Task.checkCancellation()
-                var request = HTTPRequest(method: .get, url: current)
-                request.headerFields[.accept] = "text/html"
-                let (response, _) = try await transport.send(request, body: nil)
-                guard (300..<400).contains(response.status.code), let location = response.headerFields[.location],
-                    let next = URL(string: location, relativeTo: current)?.absoluteURL
-                else {
-                    throw AuthError(
-                        .authorizationFailed,
-                        "the authorization page answered HTTP \(response.status.code) instead of sending the browser back",
-                        operation: .authorization
-                    )
-                }
-                if next.host == redirectURI.host, next.port == redirectURI.port, next.path == redirectURI.path {
-                    guard case .complete(let result) = handler(.redirect(next)) else {
-                        throw AuthError(
-                            .invalidState, "the redirect back was not this sign-in's", operation: .authorization)
-                    }
-                    return try result.get()
-                }
-                current = next
+            let browser = RedirectFollowingBrowser(transport: transport)
+            let back = try await browser.follow(authorizationURL) { next in
+                next.host == redirectURI.host && next.port == redirectURI.port && next.path == redirectURI.path
             }
-            throw AuthError(.authorizationFailed, "too many redirects", operation: .authorization)
+            guard let back else {
+                throw AuthError(
+                    .authorizationFailed,
+                    "the authorization page did not send the browser back to the redirect URI",
+                    operation: .authorization
+                )
+            }
+            guard case .complete(let result) = handler(.redirect(back)) else {
+                throw AuthError(.invalidState, "the redirect back was not this sign-in's", operation: .authorization)
+            }
+            return try result.get()
         }
 
         func close() async {}
