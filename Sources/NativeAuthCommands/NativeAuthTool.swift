@@ -66,21 +66,16 @@ extension NativeAuthTool {
         var declared: [DeclaredSetting] = []
         for type in types {
             for setting in type.settings where !standard.contains(setting.key) {
+                // A tool with several providers says whose setting each is.
+                let help = types.count > 1 ? "\(type.id): \(setting.help)" : setting.help
                 if let index = declared.firstIndex(where: { $0.setting.key == setting.key }) {
-                    declared[index].providers.append(type.id)
-                    declared[index].helps.append(setting.help)
+                    declared[index].help += " / " + help
                 } else {
-                    declared.append(DeclaredSetting(setting: setting, providers: [type.id], helps: [setting.help]))
+                    declared.append(DeclaredSetting(setting: setting, help: help))
                 }
             }
         }
-        // A tool with several providers says whose setting each is.
-        guard types.count > 1 else { return declared }
-        return declared.map { entry in
-            var entry = entry
-            entry.helps = zip(entry.providers, entry.helps).map { "\($0): \($1)" }
-            return entry
-        }
+        return declared
     }
 
     /// The hint for an error about the configuration key `field`: where it is set.
@@ -98,12 +93,13 @@ extension NativeAuthTool {
 /// The declared settings of each tool type, once worked out (``NativeAuthTool/providerSettings``).
 private let declaredSettings = NIOLockedValueBox<[ObjectIdentifier: [DeclaredSetting]]>([:])
 
-/// A provider setting as a tool offers it: the declaration, and which providers declared it.
+/// A provider setting as a tool offers it.
 struct DeclaredSetting: Sendable {
+    /// The declaration (of the first provider that declared the key).
     var setting: ProviderSetting
-    var providers: [String]
-    var helps: [String]
+    /// The option's help: the declaration's, or each provider's, named, when several declared the key.
+    var help: String
 
-    /// The option's help: the declaration's, or each provider's when several declared the key.
-    var help: String { helps.joined(separator: " / ") }
+    /// The option's name: the flag without its dashes (`user-pool-id`).
+    var optionName: String { String(setting.flag.dropFirst(2)) }
 }

@@ -124,11 +124,10 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         var object =
             try config.map { path throws(AuthError) in try ProviderConfiguration.load(contentsOf: path) }
             ?? JSONObject()
-        let declared = Tool.providerSettings.map(\.setting)
-        for setting in ProviderSetting.standard + declared + [ProviderSetting("store", help: "")] {
-            if let value = environment[setting.environmentVariable], !value.isEmpty {
-                object[setting.key] = .string(value)
-            }
+        let settings = ProviderSetting.standard + Tool.providerSettings.map(\.setting)
+        let variables = settings.map { ($0.environmentVariable, $0.key) } + [("NATIVEAUTH_STORE", "store")]
+        for (variable, key) in variables {
+            if let value = environment[variable], !value.isEmpty { object[key] = .string(value) }
         }
         let flags: [(String, String?)] = [
             ("issuer", issuer), ("client_id", clientID), ("client_secret", clientSecret), ("scope", scope),
@@ -182,13 +181,13 @@ enum ProviderSettingSlots<Tool: NativeAuthTool> {
     static func name(_ slot: Int) -> NameSpecification {
         let declared = declared
         guard slot < declared.count else { return .customLong(unusedName(slot)) }
-        return .customLong(String(declared[slot].setting.flag.dropFirst(2)))
+        return .customLong(declared[slot].optionName)
     }
 
     static func help(_ slot: Int) -> ArgumentHelp {
         let declared = declared
         guard slot < declared.count else { return .private }
-        return ArgumentHelp(declared[slot].help, valueName: String(declared[slot].setting.flag.dropFirst(2)))
+        return ArgumentHelp(declared[slot].help, valueName: declared[slot].optionName)
     }
 
     /// The settings given on the command line, by configuration key.
