@@ -97,18 +97,16 @@ import Testing
     // MARK: After the server refused a refresh token
 
     @Test func anotherProcessStoredAGoodSetWhichIsUsed() {
-        let current = Self.tokens("mine", refresh: "rt-1", expiresIn: -1)
         let stored = Self.tokens("theirs", refresh: "rt-2")
         let decision = RefreshDecision.afterRefusal(
-            of: "rt-1", reloaded: stored, current: current, now: Self.now, minimumValidity: nil)
+            of: "rt-1", reloaded: stored, now: Self.now, minimumValidity: nil)
         #expect(decision == .use(stored))
     }
 
     @Test func anotherProcessStoredANewerRefreshTokenWhichIsSent() {
-        let current = Self.tokens("mine", refresh: "rt-1", expiresIn: -1)
         let stored = Self.tokens("theirs", refresh: "rt-2", expiresIn: -1)
         let decision = RefreshDecision.afterRefusal(
-            of: "rt-1", reloaded: stored, current: current, now: Self.now, minimumValidity: nil)
+            of: "rt-1", reloaded: stored, now: Self.now, minimumValidity: nil)
         #expect(decision == .retry(stored, refreshToken: "rt-2"))
     }
 
@@ -117,20 +115,13 @@ import Testing
         var cleared = current
         cleared.refreshToken = nil
         let decision = RefreshDecision.afterRefusal(
-            of: "rt-1", reloaded: current, current: current, now: Self.now, minimumValidity: nil)
+            of: "rt-1", reloaded: current, now: Self.now, minimumValidity: nil)
         #expect(decision == .clear(cleared))
     }
 
-    @Test func nothingStoredClearsTheSetBeingRefreshed() {
-        let current = Self.tokens("mine", refresh: "rt-1", expiresIn: -1)
-        guard
-            case .clear(let cleared) = RefreshDecision.afterRefusal(
-                of: "rt-1", reloaded: nil, current: current, now: Self.now, minimumValidity: nil)
-        else {
-            Issue.record("expected the set to be cleared")
-            return
-        }
-        #expect(cleared.refreshToken == nil)
-        #expect(cleared.accessToken == "mine", "the rest of the set stays")
+    @Test func nothingStoredMeansSignedOutAndNothingIsWrittenBack() {
+        // The store was emptied by a logout elsewhere: the set being refreshed must not come back.
+        let decision = RefreshDecision.afterRefusal(of: "rt-1", reloaded: nil, now: Self.now, minimumValidity: nil)
+        #expect(decision == .signedOut)
     }
 }

@@ -69,6 +69,43 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A long-running process (an IDE extension, a credential helper) holds the tokens in memory
+    /// while the person runs `tool logout` in another: its next refresh finds the store empty and
+    /// asks for a sign-in; it neither refreshes from its copy nor writes the copy back.
+    @Test func aLogoutElsewhereIsNotUndoneByTheTokensInMemory() async throws {
+        let time = TestClock()
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(autoApprove: true, clock: time.clock), mode: .inMemory)
+        let directory = try TemporaryDirectory()
+        let store = FileTokenStore(directory: directory.path + "/store")
+        let longRunning = Authenticator(
+            provider: try provider(sandbox), store: store, transport: sandbox.transport, clock: time.clock)
+        try await longRunning.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        _ = try await longRunning.accessToken()
+
+        let other = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
+        let result = try await other.logout()
+        #expect(result.revocationAttempted && result.revocationError == nil)
+        #expect(try store.load(longRunning.key) == nil)
+
+        // The revoked access token gets a 401; the refresh it would trigger finds the store empty.
+        let request = HTTPRequest(method: .get, url: sandbox.url(.resource))
+        await #expect { _ = try await longRunning.send(request) } throws: { Self.isLoginRequired($0) }
+        #expect(try store.load(longRunning.key) == nil)
+        // Once its access token expires, the next `accessToken()` says the same.
+        time.advance(by: .seconds(7200))
+        await #expect { _ = try await longRunning.accessToken() } throws: { Self.isLoginRequired($0) }
+        await #expect { _ = try await longRunning.refresh() } throws: { Self.isLoginRequired($0) }
+        #expect(try store.load(longRunning.key) == nil, "nothing was written back")
+        #expect(try await longRunning.currentTokens() == nil)
+        #expect(sandbox.grantCount(.refreshToken) == 0, "no refresh token was sent after the logout")
+        await sandbox.stop()
+    }
+
+    static func isLoginRequired(_ error: any Error) -> Bool {
+        (error as? AuthError)?.code == .loginRequired
+    }
+
     static let faults: [(SandboxAuthorizationServer.Failure, String)] = [
         (.response(status: 503, contentType: "text/html", body: "<h1>503</h1>"), "a 503 page"),
         (.response(status: 200, contentType: "text/html", body: "<html>captive portal</html>"), "an HTML 200"),

@@ -129,11 +129,15 @@ public final class Authenticator: Sendable {
         return tokens
     }
 
-    /// Signs out: revokes, removes the tokens, and ends the provider's session.
+    /// Signs out: removes the tokens, revokes them, and ends the provider's session.
     ///
-    /// 1. With a revocation endpoint (metadata or override), revokes the refresh token, then the
-    ///    access token (RFC 7009). A failure is reported in the result, not thrown.
-    /// 2. Always removes the tokens from the store.
+    /// 1. Always removes the tokens from the store, under its lock (a refresh in another process
+    ///    finishes first). Afterwards no authenticator sharing the store refreshes or writes back
+    ///    the tokens it holds in memory: its next refresh finds the store empty and throws
+    ///    ``AuthError/Code/loginRequired``. (An access token it already holds is a bearer token
+    ///    until it expires or the server revokes it.)
+    /// 2. With a revocation endpoint (metadata or override), revokes the removed refresh token,
+    ///    then the access token (RFC 7009). A failure is reported in the result, not thrown.
     /// 3. Asks the provider for its end-session page (``AuthProvider/endSession(_:)``). A page that
     ///    returns to the app is opened with the presenter, which waits for the post-logout redirect
     ///    and checks its `state`; without a presenter, or for a page that does not come back, the
@@ -145,9 +149,8 @@ public final class Authenticator: Sendable {
     ///   trip fails (wrong `state`, timeout); revocation failures are in the result.
     @discardableResult
     public func logout(presenter: (any UserAgentPresenter)? = nil) async throws -> LogoutResult {
-        let tokens = try await lifecycle.current()
         let lifecycle = lifecycle
-        return try await LogoutFlow(client: client).signOut(tokens: tokens, presenter: presenter) {
+        return try await LogoutFlow(client: client).signOut(presenter: presenter) {
             try await lifecycle.remove()
         }
     }

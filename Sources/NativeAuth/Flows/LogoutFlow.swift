@@ -14,7 +14,7 @@ public struct LogoutResult: Sendable {
     public var endSessionCompleted: Bool
 }
 
-/// One sign-out: revocation (RFC 7009), the removal of the tokens (the caller's part, in between),
+/// One sign-out: the removal of the tokens (the caller's part, first), their revocation (RFC 7009),
 /// and the end of the provider's session in the browser.
 package struct LogoutFlow: Sendable {
     let client: ExchangeClient
@@ -25,16 +25,15 @@ package struct LogoutFlow: Sendable {
 
     /// Runs the sign-out.
     ///
-    /// 1. With a revocation endpoint (metadata or override), revokes the refresh token, then the
-    ///    access token. A failure is reported in the result, not thrown.
-    /// 2. Calls `removeTokens`, always.
+    /// 1. Calls `removeTokens`, always, which returns the set it removed.
+    /// 2. With a revocation endpoint (metadata or override), revokes that set's refresh token, then
+    ///    its access token. A failure is reported in the result, not thrown.
     /// 3. Asks the provider for its end-session page (``AuthProvider/endSession(_:)``). A page that
     ///    returns to the app is opened with the presenter, which waits for the redirect with our
     ///    `state`; any other page, or any page without a presenter, is returned for the caller.
     package func signOut(
-        tokens: TokenSet?,
         presenter: (any UserAgentPresenter)?,
-        removeTokens: () async throws -> Void
+        removeTokens: () async throws -> TokenSet?
     ) async throws -> LogoutResult {
         var result = LogoutResult(revocationAttempted: false, endSessionURL: nil, endSessionCompleted: false)
         var metadata: ProviderMetadata?
@@ -43,11 +42,13 @@ package struct LogoutFlow: Sendable {
         } catch {
             result.revocationError = error as? AuthError ?? AuthError(.logoutFailed, "cannot load the metadata")
         }
+        // Removed first, under the store's lock: a refresh elsewhere can neither write the set back
+        // nor leave a refresh token this logout did not see (and revoke).
+        let tokens = try await removeTokens()
         if let metadata, let endpoint = metadata.revocationEndpoint, let tokens {
             result.revocationAttempted = true
             result.revocationError = await revoke(tokens, at: endpoint, metadata: metadata)
         }
-        try await removeTokens()
         client.logger.info(
             "signed out", metadata: ["revoked": "\(result.revocationAttempted && result.revocationError == nil)"])
 

@@ -8,7 +8,7 @@ package import Foundation
 /// Two moments need a decision:
 /// - ``decide(seen:current:now:minimumValidity:)``: before a refresh, with the set held in memory
 ///   (or, under the lock, the set just loaded from the store).
-/// - ``afterRefusal(of:reloaded:current:now:minimumValidity:)``: after the server refused the
+/// - ``afterRefusal(of:reloaded:now:minimumValidity:)``: after the server refused the
 ///   refresh token (`invalid_grant`), with the set loaded again.
 package enum RefreshDecision: Equatable, Sendable {
     /// The set is good: use it, send nothing.
@@ -27,6 +27,9 @@ package enum RefreshDecision: Equatable, Sendable {
         /// The refresh token is dead and nobody stored a newer one: store this set (the refresh
         /// token removed) and ask for a sign-in.
         case clear(TokenSet)
+        /// The store is empty: the person signed out meanwhile (in another process). Nothing is
+        /// written back; a sign-in is needed.
+        case signedOut
     }
 
     /// The decision before a refresh.
@@ -62,31 +65,35 @@ package enum RefreshDecision: Equatable, Sendable {
     }
 
     /// The decision after the server refused `refused` as no longer valid: another process may
-    /// have won a rotation race and stored a newer refresh token; else the refresh token is dead.
+    /// have won a rotation race and stored a newer refresh token, or signed out (the store is
+    /// empty); else the refresh token is dead.
     ///
     /// - Parameters:
     ///   - refused: The refresh token the server refused.
     ///   - reloaded: What the store holds now.
-    ///   - current: The set that was being refreshed.
     ///   - now: The time.
     ///   - minimumValidity: As in ``decide(seen:current:now:minimumValidity:)``.
     package static func afterRefusal(
         of refused: String,
         reloaded: TokenSet?,
-        current: TokenSet,
         now: Date,
         minimumValidity: TimeInterval?
     ) -> AfterRefusal {
-        if let reloaded, let newer = reloaded.refreshToken, newer != refused {
+        guard let reloaded else { return .signedOut }
+        if let newer = reloaded.refreshToken, newer != refused {
             if !reloaded.accessToken.isEmpty, reloaded.isValid(at: now, leeway: minimumValidity ?? 0) {
                 return .use(reloaded)
             }
             return .retry(reloaded, refreshToken: newer)
         }
-        var cleared = reloaded ?? current
+        var cleared = reloaded
         cleared.refreshToken = nil
         return .clear(cleared)
     }
 
     static let notSignedIn = AuthError(.loginRequired, "not signed in", hint: "sign in first")
+
+    /// The store was emptied while this process held the tokens in memory: a logout elsewhere.
+    static let signedOutElsewhere = AuthError(
+        .loginRequired, "signed out: the stored tokens were removed (by a logout)", hint: "sign in again")
 }

@@ -50,10 +50,22 @@ package actor TokenLifecycle {
         cached = tokens
     }
 
-    /// Removes the stored set.
-    package func remove() async throws {
-        try await storeCall { try await store.remove(key) }
-        cached = nil
+    /// Removes the stored set under the store's lock, so that a refresh running in another process
+    /// finishes first and none starts from it afterwards; returns what was stored (a set a refresh
+    /// elsewhere just wrote, for revocation), or the set in memory when the stored one is gone or
+    /// unreadable.
+    package func remove() async throws -> TokenSet? {
+        let store = store
+        let key = key
+        let removed = try await storeCall {
+            try await lock.withLock(key, timeout: lockTimeout) {
+                let stored = try? await store.load(key)
+                try await store.remove(key)
+                return stored ?? nil
+            }
+        }
+        defer { cached = nil }
+        return removed ?? cached
     }
 
     /// Changes the stored set in place, when there is one (the expiry hooks of NativeAuthTesting).
@@ -106,10 +118,12 @@ package actor TokenLifecycle {
     }
 
     private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
-        let stored = try await storeCall { try await store.load(key) }
-        switch RefreshDecision.decide(
-            seen: seen, current: stored ?? cached, now: now, minimumValidity: minimumValidity)
-        {
+        // Only the store counts under the lock: an empty store means the person signed out (in
+        // another process, perhaps), and the copy in memory must not sign them back in.
+        guard let stored = try await storeCall({ try await store.load(key) }) else {
+            throw signedOutElsewhere()
+        }
+        switch RefreshDecision.decide(seen: seen, current: stored, now: now, minimumValidity: minimumValidity) {
         case .use(let tokens):
             client.logger.debug("using tokens another process refreshed")
             cached = tokens
@@ -122,7 +136,7 @@ package actor TokenLifecycle {
             } catch let error as AuthError where error.isLoginRequired {
                 let reloaded = try await storeCall { try await store.load(key) }
                 switch RefreshDecision.afterRefusal(
-                    of: refreshToken, reloaded: reloaded, current: current, now: now, minimumValidity: minimumValidity)
+                    of: refreshToken, reloaded: reloaded, now: now, minimumValidity: minimumValidity)
                 {
                 case .use(let tokens):
                     client.logger.debug("another process refreshed with a rotated refresh token; using its tokens")
@@ -136,9 +150,18 @@ package actor TokenLifecycle {
                     cached = cleared
                     client.logger.info("refresh token refused; sign-in required")
                     throw error
+                case .signedOut:
+                    throw signedOutElsewhere()
                 }
             }
         }
+    }
+
+    /// Forgets the set in memory after finding the store empty under the lock.
+    private func signedOutElsewhere() -> AuthError {
+        cached = nil
+        client.logger.info("the stored tokens were removed; sign-in required")
+        return RefreshDecision.signedOutElsewhere
     }
 
     /// Sends one refresh request and stores its answer.
