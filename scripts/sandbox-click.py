@@ -6,17 +6,31 @@ redirect back to the application's loopback receiver. Any other page (the end-se
 redirects by itself) is only loaded. Standard library only. It never prints a URL's query: an
 end-session URL carries the ID token.
 """
+import pathlib
 import re
 import sys
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "lib"))
+from browser_record import record  # noqa: E402
+from following_browser import self_posting_form  # noqa: E402
+
 
 def main():
     args = sys.argv[1:]
     decision = "deny" if "--deny" in args else "approve"
-    url = [a for a in args if not a.startswith("--")][-1]
-    page = urllib.request.urlopen(url, timeout=10).read().decode()
+    record()
+    # NativeAuth hands the browser a one-time start address that redirects to the authorization
+    # URL, or serves a form posting the end-session request: the page's own address is where it ends.
+    with urllib.request.urlopen([a for a in args if not a.startswith("--")][-1], timeout=10) as response:
+        page = response.read().decode()
+        url = response.geturl()
+    form = self_posting_form(page)
+    if form:
+        data = urllib.parse.urlencode(form.fields).encode()
+        urllib.request.urlopen(urllib.request.Request(urllib.parse.urljoin(url, form.action), data=data), timeout=10).read()
+        return
     match = re.search(r'name="transaction" value="([^"]+)"', page)
     if not match:
         path = urllib.parse.urlsplit(url).path

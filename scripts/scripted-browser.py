@@ -26,6 +26,10 @@ import urllib.parse
 
 import requests
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "lib"))
+from browser_record import record  # noqa: E402
+from following_browser import self_posting_form  # noqa: E402
+
 
 class Forms(html.parser.HTMLParser):
     """Collects every form's action and inputs."""
@@ -75,9 +79,24 @@ def main():
         approve_device(args)
         return
 
-    origin = urllib.parse.urlsplit(args.url)[:2]
+    record()
     session = requests.Session()
     username, password = credentials()
+    # NativeAuth hands the browser a one-time start address on its loopback listener: a redirect to
+    # the authorization URL, or a form that posts an end-session request.
+    first = None
+    parts = urllib.parse.urlsplit(args.url)
+    if parts.hostname in ("127.0.0.1", "::1") and parts.path.startswith("/start/"):
+        start = session.get(args.url, allow_redirects=False, timeout=30)
+        form = self_posting_form(start.text) if start.status_code == 200 else None
+        if start.status_code in (301, 302, 303, 307, 308) and start.headers.get("Location"):
+            args.url = urllib.parse.urljoin(args.url, start.headers["Location"])
+        elif form:
+            args.url = urllib.parse.urljoin(args.url, form.action)
+            first = session.post(args.url, data=form.fields, allow_redirects=False, timeout=30)
+        else:
+            fail(f"the start address answered HTTP {start.status_code} without a redirect or a form")
+    origin = urllib.parse.urlsplit(args.url)[:2]
 
     def walk(response):
         """Follows redirects while they stay on the authorization server; returns the last response."""
@@ -91,7 +110,7 @@ def main():
             response = session.get(target, allow_redirects=False, timeout=30)
         fail("too many redirects")
 
-    response = walk(session.get(args.url, allow_redirects=False, timeout=30))
+    response = walk(first if first is not None else session.get(args.url, allow_redirects=False, timeout=30))
     for _ in range(3):
         if response.status_code in (301, 302, 303, 307, 308):
             break  # leaving the server: the redirect to the app

@@ -237,6 +237,48 @@ struct CLISignInTests {
         await sandbox.stop()
     }
 
+    /// No token, code or secret reaches a child: `login` and `logout` start a `$BROWSER` that
+    /// records its argv and environment, with the client secret in `NATIVEAUTH_CLIENT_SECRET`. The
+    /// browser gets only one-time start addresses and no `NATIVEAUTH_` variable, while the sign-in
+    /// and the logout (whose end-session request carries the ID token) complete through them.
+    @Test func theBrowsersArgvAndEnvironmentHoldNoSecret() async throws {
+        let secret = "Sandbox-Client-Secret-9876543210"
+        let client = SandboxAuthorizationServer.Client(
+            id: "confidential", secret: secret, postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let store = directory.path + "/store"
+        let record = directory.path + "/browser.jsonl"
+        let connection = ["--issuer", sandbox.issuer.absoluteString, "--client-id", "confidential", "--store", store]
+        let environment = [
+            "BROWSER": redirectFollowingBrowser, "BROWSER_RECORD_FILE": record, "NATIVEAUTH_CLIENT_SECRET": secret,
+        ]
+        let login = try await run(cli, ["login", "--timeout", "30"] + connection, environment: environment)
+        #expect(login.status == 0, "\(login.stderr)")
+        let tokens = try storedTokens(in: store)
+        #expect(tokens.count == 3, "access, refresh and ID token")
+        let logout = try await run(cli, ["logout", "--timeout", "30"] + connection, environment: environment)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(sandbox.requestCount(.endSession) == 1, "the end-session request arrived")
+
+        let launches = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n")
+        #expect(launches.count == 2, "one browser for login, one for logout")
+        for launch in launches {
+            let object = try #require(try JSONValue.parse(Data(launch.utf8)).objectValue)
+            let argv = object["argv"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            #expect(argv.count == 2, "the script and the URL")
+            let start = try #require(argv.last.flatMap(URL.init(string:)))
+            #expect(start.host == "127.0.0.1" && start.path.hasPrefix("/start/") && start.query == nil)
+            let names = object["environment"]?.objectValue?.keys ?? []
+            #expect(!names.isEmpty && !names.contains { $0.hasPrefix("NATIVEAUTH_") })
+            for value in tokens.union([secret]) {
+                #expect(!launch.contains(value), "a secret of \(value.count) characters reached the browser")
+            }
+            #expect(!launch.contains("state=") && !launch.contains("id_token_hint"))
+        }
+        await sandbox.stop()
+    }
+
     /// `logout` whose browser cannot be launched prints the end-session URL without the ID token,
     /// and says that the tokens are gone when nothing comes back.
     @Test func aLogoutWhoseBrowserFailsPrintsTheURLWithoutTheIDToken() async throws {

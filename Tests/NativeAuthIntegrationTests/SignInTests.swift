@@ -94,11 +94,11 @@ struct SignInTests {
     @Test func aForgedCallbackFirstIsRejectedAndTheRealSignInCompletes() async throws {
         let forgedStatus = ForgedStatus()
         let opener = ClosureOpener { url in
-            // Before the person's browser gets there, something else calls the receiver with its own state.
-            let redirect = try #require(
-                FormURLEncoding.decode(url.query ?? "").first(named: "redirect_uri").flatMap(URL.init(string:))
-            )
-            let forged = try #require(URL(string: redirect.absoluteString + "?code=forged-code&state=forged-state"))
+            // Before the person's browser gets there, something else calls the receiver with its own
+            // state. (The browser gets the receiver's one-time start address, on the same port.)
+            let port = try #require(url.port)
+            let forged = try #require(
+                URL(string: "http://127.0.0.1:\(port)/callback?code=forged-code&state=forged-state"))
             let (_, response) = try await URLSession.shared.data(from: forged)
             await forgedStatus.set((response as? HTTPURLResponse)?.statusCode)
             try await TestServer.scriptedBrowser().open(url)

@@ -19,7 +19,11 @@ struct ClickingBrowser: BrowserOpener {
         let html = NIOLockedValueBox<[String]>([])
     }
 
-    func open(_ url: URL) async throws {
+    func open(_ start: URL) async throws {
+        // The presenter's one-time start address redirects to the authorization page (or, for an
+        // end-session URL, posts a form, which the redirect-following browser does to the end).
+        guard let url = try await RedirectFollowingBrowser().follow(start, until: { $0.path.hasSuffix("/authorize") })
+        else { return }
         let transport = URLSessionTransport()
         let (response, body) = try await transport.send(HTTPRequest(method: .get, url: url), body: nil)
         let page = String(decoding: body, as: UTF8.self)

@@ -44,6 +44,40 @@ final class CountedProcess: Process, @unchecked Sendable {
         #expect(arguments == "--flag\n\(url.absoluteString)\n")
     }
 
+    /// A client secret in `NATIVEAUTH_CLIENT_SECRET` (or any other `NATIVEAUTH_` variable) is the
+    /// program's, not the browser's: the browser starts without them.
+    @Test func theBrowserStartsWithoutNativeAuthVariables() async throws {
+        let directory = try TemporaryDirectory()
+        let record = directory.path + "/environment"
+        let script = directory.path + "/browser.sh"
+        try "#!/bin/sh\nenv > '\(record)'\n".write(toFile: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script, 0o755) == 0)
+        setenv("NATIVEAUTH_TEST_PLANTED_SECRET", "planted-secret-value-0123456789", 1)
+        defer { unsetenv("NATIVEAUTH_TEST_PLANTED_SECRET") }
+        try await SystemBrowserOpener(environment: ["BROWSER": script]).open(try #require(url))
+        let environment = try String(contentsOfFile: record, encoding: .utf8)
+        #expect(!environment.contains("planted-secret-value"))
+        #expect(!environment.contains("NATIVEAUTH_"))
+        #expect(environment.contains("PATH="), "the rest of the environment is kept")
+    }
+
+    /// A relative `$PATH` entry (`.`, `bin`, or an empty one) would run a command planted in the
+    /// working directory, a cloned repository say: only absolute entries are searched.
+    @Test func aRelativePathEntryIsNotSearched() throws {
+        let directory = try TemporaryDirectory()
+        let name = "nativeauth-test-browser"
+        try "#!/bin/sh\n".write(toFile: directory.path + "/" + name, atomically: true, encoding: .utf8)
+        #expect(chmod(directory.path + "/" + name, 0o755) == 0)
+        let workingDirectory = FileManager.default.currentDirectoryPath
+        let relative =
+            String(repeating: "../", count: workingDirectory.split(separator: "/").count)
+            + directory.path.dropFirst()
+        #expect(FileManager.default.isExecutableFile(atPath: relative + "/" + name), "the relative entry reaches it")
+        #expect(SystemBrowserOpener.executable(name, searchPath: relative) == nil)
+        #expect(SystemBrowserOpener.executable(name, searchPath: "::" + relative) == nil)
+        #expect(SystemBrowserOpener.executable(name, searchPath: directory.path)?.path == directory.path + "/" + name)
+    }
+
     @Test func failsWhenNoCommandWorks() async throws {
         let url = try #require(url)
         let opener = SystemBrowserOpener(environment: ["BROWSER": "/bin/false:/nonexistent/browser"])

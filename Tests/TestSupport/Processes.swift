@@ -97,6 +97,11 @@ public final class RunningCommand: Sendable {
         {
             base[name] = value
         }
+        // The test browsers record their argv and environment beside the commands' output, for the
+        // redaction check (the commands start them without NATIVEAUTH_ variables).
+        if let outputs = ProcessInfo.processInfo.environment[CommandOutputRecord.environmentVariable] {
+            base["BROWSER_RECORD_DIR"] = outputs
+        }
         base.merge(environment) { $1 }
         process.environment = base
         record = CommandOutputRecord(arguments: arguments)
@@ -217,9 +222,13 @@ public final class TemporaryDirectory: Sendable {
 }
 
 /// A `$BROWSER` that fetches the URL and follows redirects (a stand-in's authorize page that
-/// approves at once, back to the loopback receiver; a logout page).
-public let redirectFollowingBrowser =
-    "/usr/bin/python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' %s"
+/// approves at once, back to the loopback receiver; a logout page), posting the one-time start
+/// page of an end-session URL; it records its argv and environment (`scripts/lib/following_browser.py`).
+public let redirectFollowingBrowser = "/usr/bin/python3 '\(repositoryRoot.path)/scripts/lib/following_browser.py' %s"
+
+/// The repository's root directory.
+public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 /// Whether the stress tests run (`NATIVEAUTH_STRESS_TESTS=1`): thousands of connections and
 /// processes, which would disturb tests running beside them (a port another test just closed can

@@ -20,6 +20,7 @@ The run also fails when there was too little to check (a broken recording is not
 """
 
 import argparse
+import json
 import contextlib
 import io
 import sys
@@ -90,7 +91,9 @@ def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, mini
     # Each source must have recorded something: a server that stopped recording is not a pass.
     empty = [file for file in secret_files if sum(1 for _ in open(file)) < minimum_per_file]
     finder = Finder(secrets)
-    files = sorted(p for p in Path(output_dir).iterdir() if p.suffix in (".stdout", ".stderr"))
+    # Command outputs, and the argv and environment of every test browser a command started.
+    files = sorted(p for p in Path(output_dir).iterdir() if p.suffix in (".stdout", ".stderr", ".json"))
+    browsers = sum(1 for p in files if p.suffix == ".json")
     findings = []
     debug_lines = 0
     exempt = 0
@@ -105,7 +108,8 @@ def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, mini
             for secret in finder.find(line):
                 findings.append(f"{path}:{number}: a secret starting {secret[:6]!r} ({len(secret)} characters)")
     print(
-        f"redaction check: {len(secrets)} secrets, {len(files)} command outputs "
+        f"redaction check: {len(secrets)} secrets, {len(files) - browsers} command outputs, "
+        f"{browsers} browser command lines and environments "
         f"({exempt} of them `token`'s own output), {len(logs)} logs, {debug_lines} debug lines"
     )
     problems = [
@@ -116,8 +120,8 @@ def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, mini
     problems += [f"{file} holds fewer than {minimum_per_file} secrets: did that server record them?" for file in empty]
     if len(secrets) < minimum_secrets:
         problems.append(f"only {len(secrets)} secrets were recorded (expected at least {minimum_secrets})")
-    if len(files) < minimum_outputs:
-        problems.append(f"only {len(files)} command outputs were recorded (expected at least {minimum_outputs})")
+    if len(files) - browsers < minimum_outputs:
+        problems.append(f"only {len(files) - browsers} command outputs were recorded (expected at least {minimum_outputs})")
     if debug_lines < minimum_debug_lines:
         problems.append(f"only {debug_lines} debug lines (expected at least {minimum_debug_lines}): was debug logging on?")
     for problem in problems + findings:
@@ -162,6 +166,9 @@ def self_test():
         (outputs / "a.args").write_text("status")
         results["a token printed by a command other than token"] = run()
         (outputs / "a.args").write_text("token")
+        (outputs / "browser-1.json").write_text(json.dumps({"argv": ["xdg-open", f"https://x.test/?id_token_hint={secret}"]}))
+        results["an ID token in a browser's argv"] = run()
+        (outputs / "browser-1.json").write_text(json.dumps({"argv": ["xdg-open", "http://127.0.0.1:1/start/x"]}))
         results["too few secrets"] = run(minimum_secrets=3)
         results["too few debug lines"] = run(minimum_debug_lines=9)
         (root / "secrets").write_text(f"{secret}\n{access}\nshort\n")

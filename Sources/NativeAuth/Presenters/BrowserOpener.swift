@@ -19,6 +19,9 @@ public protocol BrowserOpener: Sendable {
 /// - Otherwise `xdg-open URL` on Linux, `open URL` on macOS.
 /// - A command that cannot be started or exits non-zero counts as a failure.
 /// - The command's standard output is discarded, so it never mixes with the program's output.
+/// - The browser starts without the program's `NATIVEAUTH_` environment variables (which may hold
+///   a client secret), and a bare command name is looked up only in absolute `$PATH` entries (a
+///   relative one, or an empty one, would run `./xdg-open` from a cloned repository).
 public struct SystemBrowserOpener: BrowserOpener {
     private let environment: [String: String]
 
@@ -65,13 +68,17 @@ public struct SystemBrowserOpener: BrowserOpener {
         throw AuthError(.configurationInvalid, "no browser could be opened: " + failures.joined(separator: "; "))
     }
 
-    /// The executable for `name`: a path as it is, a bare name looked up in `$PATH`.
-    private static func executable(_ name: String) -> URL? {
+    /// The executable for `name`: a path as it is, a bare name looked up in the absolute entries of
+    /// `searchPath` (`$PATH` by default), as Go's `exec.LookPath` does.
+    package static func executable(
+        _ name: String,
+        searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+    ) -> URL? {
         if name.contains("/") {
             return FileManager.default.isExecutableFile(atPath: name) ? URL(fileURLWithPath: name) : nil
         }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") where !directory.isEmpty {
+        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: true)
+        where directory.hasPrefix("/") {
             let candidate = "\(directory)/\(name)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return URL(fileURLWithPath: candidate) }
         }
@@ -91,6 +98,7 @@ public struct SystemBrowserOpener: BrowserOpener {
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        process.environment = childEnvironment(ProcessInfo.processInfo.environment)
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 do {
@@ -103,6 +111,11 @@ public struct SystemBrowserOpener: BrowserOpener {
             }
             thread.start()
         }
+    }
+
+    /// The environment a child starts with: the program's, without its `NATIVEAUTH_` variables.
+    package static func childEnvironment(_ environment: [String: String]) -> [String: String] {
+        environment.filter { !$0.key.hasPrefix("NATIVEAUTH_") }
     }
 
     /// Splits a command line into words like a POSIX shell: whitespace separates words, single

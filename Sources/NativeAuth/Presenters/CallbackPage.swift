@@ -6,11 +6,14 @@ enum CallbackPage {
     case notThisSignIn
     case notFound
     case methodNotAllowed
+    case anotherUser
+    case startOpenedTwice
 
     var status: Int {
         switch self {
         case .success, .failure: 200
-        case .notThisSignIn: 400
+        case .notThisSignIn, .startOpenedTwice: 400
+        case .anotherUser: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         }
@@ -29,6 +32,14 @@ enum CallbackPage {
                 ("Not found", "There is nothing here.")
             case .methodNotAllowed:
                 ("Not allowed", "Only GET requests are answered here.")
+            case .anotherUser:
+                ("Not yours", "This sign-in belongs to another user of this computer. Nothing was done.")
+            case .startOpenedTwice:
+                (
+                    "Sign-in stopped",
+                    "This one-time address was opened twice, so another program may have read it."
+                        + " The sign-in was stopped: return to the terminal and sign in again."
+                )
             }
         return """
             <!doctype html>

@@ -35,6 +35,9 @@ package final class ConnectionHandlers: Sendable {
         /// Open connections with the order they were accepted in, when there is a cap.
         var open: [ObjectIdentifier: (order: UInt64, channel: any Channel)] = [:]
         var nextOrder: UInt64 = 0
+        /// The addresses of each connection, read when it was accepted: a channel that closed
+        /// before its handler ran (a client that sent its request and hung up) no longer knows them.
+        var addresses: [ObjectIdentifier: (remote: SocketAddress?, local: SocketAddress?)] = [:]
         var closed = false
     }
 
@@ -53,6 +56,7 @@ package final class ConnectionHandlers: Sendable {
         let (closed, evicted) = state.withLockedValue { state -> (Bool, (any Channel)?) in
             guard !state.closed else { return (true, nil) }
             state.unclaimed[id] = connection
+            state.addresses[id] = (channel.remoteAddress, channel.localAddress)
             guard let limits else { return (false, nil) }
             state.open[id] = (state.nextOrder, channel)
             state.nextOrder += 1
@@ -86,9 +90,17 @@ package final class ConnectionHandlers: Sendable {
                     $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel))
                 }
                 await body()
-                _ = self.state.withLockedValue { $0.tasks.removeValue(forKey: id) }
+                self.state.withLockedValue {
+                    $0.tasks.removeValue(forKey: id)
+                    $0.addresses.removeValue(forKey: ObjectIdentifier(connection.channel))
+                }
             }
         }
+    }
+
+    /// The remote and local addresses of a connection, as they were when it was accepted.
+    package func addresses(of connection: Connection) -> (remote: SocketAddress?, local: SocketAddress?) {
+        state.withLockedValue { $0.addresses[ObjectIdentifier(connection.channel)] } ?? (nil, nil)
     }
 
     /// Handlers still running (each removes itself when it is done).
@@ -104,7 +116,10 @@ package final class ConnectionHandlers: Sendable {
         for task in running { task.cancel() }
         for task in running { await task.value }
         let leftovers = state.withLockedValue { state in
-            defer { state.unclaimed.removeAll() }
+            defer {
+                state.unclaimed.removeAll()
+                state.addresses.removeAll()
+            }
             return Array(state.unclaimed.values)
         }
         for connection in leftovers { _ = try? await connection.executeThenClose { _, _ in } }

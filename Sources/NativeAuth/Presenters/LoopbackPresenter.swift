@@ -9,7 +9,13 @@ internal import NIOCore
 ///   interfaces; the port is ephemeral unless configured. The redirect URI uses the IP literal,
 ///   not `localhost` (RFC 8252 §8.3).
 /// - Opens the browser through a ``BrowserOpener`` (``SystemBrowserOpener`` by default) without
-///   blocking the listener; when it cannot, prints the URL. Without an opener (``printURL(port:timeout:output:)``)
+///   blocking the listener; when it cannot, prints the URL. The browser is given a one-time
+///   address on the listener (`/start/RANDOM`), never the URL itself, which would be in its
+///   command line for other users to read: the first fetch of that address redirects to the
+///   authorization URL (or posts an end-session page's ID token in a form); a second fetch ends
+///   the sign-in with ``AuthError/Code/invalidState``.
+/// - On Linux, refuses requests from sockets of another user of the machine (`/proc/net/tcp`),
+///   so that nobody else can deliver a callback, even with the right `state`. Without an opener (``printURL(port:timeout:output:)``)
 ///   it prints the URL and how to forward the port over SSH, and never launches a browser.
 /// - Answers the browser with a static page; other paths get 404, callbacks of another sign-in
 ///   (wrong `state`) get an error page and the wait goes on.
@@ -35,6 +41,11 @@ public struct LoopbackPresenter: UserAgentPresenter {
         public var connectionLifetime: Duration
         /// How many connections may be open at once; past it the oldest is closed. Default 64.
         public var maximumConnections: Int
+        /// Whether the browser posts an end-session URL that carries an ID token (`id_token_hint`)
+        /// as a form, keeping the token out of its history; `false` redirects to the URL instead.
+        /// Default `true`: OpenID Connect RP-Initiated Logout 1.0 §2 says every provider accepts
+        /// POST, but some refuse it (django-oauth-toolkit asks for its own CSRF token).
+        public var postsEndSessionForm: Bool
 
         /// Creates settings; every parameter has the documented default.
         public init(
@@ -44,7 +55,8 @@ public struct LoopbackPresenter: UserAgentPresenter {
             opener: (any BrowserOpener)? = SystemBrowserOpener(),
             output: ConsoleOutput = .standardError,
             connectionLifetime: Duration = .seconds(10),
-            maximumConnections: Int = 64
+            maximumConnections: Int = 64,
+            postsEndSessionForm: Bool = true
         ) {
             self.port = port
             self.callbackPath = callbackPath
@@ -53,6 +65,7 @@ public struct LoopbackPresenter: UserAgentPresenter {
             self.output = output
             self.connectionLifetime = connectionLifetime
             self.maximumConnections = maximumConnections
+            self.postsEndSessionForm = postsEndSessionForm
         }
 
         /// The limits for the receiver.
@@ -137,9 +150,13 @@ struct LoopbackSession: UserAgentSession {
         // It only must not print the URL once the sign-in is over.
         let finished = NIOLockedValueBox(false)
         if let opener = configuration.opener {
+            // The browser's command line is readable by every local user: it gets a one-time
+            // address on the listener, which sends it on to the real page.
+            let start = await receiver.startAddress(
+                for: authorizationURL, postingSecrets: configuration.postsEndSessionForm)
             Task {
                 do {
-                    try await opener.open(authorizationURL)
+                    try await opener.open(start)
                 } catch {
                     guard !finished.withLockedValue({ $0 }) else { return }
                     output.write("Could not open a browser. Open this URL to sign in:")

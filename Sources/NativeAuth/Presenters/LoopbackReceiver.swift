@@ -9,7 +9,11 @@ internal import NIOPosix
 ///
 /// Only the first callback that the handler completes is taken; every other request gets a static
 /// page (404 for other paths, 400 for callbacks of another sign-in, 405 for other methods) and
-/// the wait goes on.
+/// the wait goes on. On Linux, requests from sockets of another user are refused (403) and change
+/// nothing (``LoopbackPeer``).
+///
+/// A browser is sent to a one-time start address (``StartPage``) rather than to the authorization
+/// URL, which would be in its command line for every local user to read.
 actor LoopbackReceiver {
     typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
@@ -29,6 +33,8 @@ actor LoopbackReceiver {
     private let handlers: ConnectionHandlers
     private var handler: (@Sendable (AuthorizationCallback) -> CallbackDisposition)?
     private var completed = false
+    private var start: StartPage?
+    private var startOpened = false
     private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
     private let resultSink: AsyncStream<Result<AuthorizationResponse, AuthError>>.Continuation
 
@@ -140,6 +146,20 @@ actor LoopbackReceiver {
         self.handler = handler
     }
 
+    /// A one-time address on this listener that sends the browser on to `target` (see
+    /// ``StartPage``); it replaces the address of any earlier call.
+    func startAddress(for target: URL, postingSecrets: Bool = true) -> URL {
+        let page = StartPage(target: target, postsSecrets: postingSecrets)
+        start = page
+        startOpened = false
+        var components = URLComponents()
+        components.scheme = redirectURI.scheme
+        components.host = redirectURI.host
+        components.port = redirectURI.port
+        components.path = page.path
+        return components.url ?? redirectURI
+    }
+
     /// The outcome of the first completed callback.
     func result() async -> Result<AuthorizationResponse, AuthError>? {
         for await result in results { return result }
@@ -156,12 +176,14 @@ actor LoopbackReceiver {
     }
 
     private nonisolated func handle(_ connection: Connection) async {
+        let (remote, local) = handlers.addresses(of: connection)
         _ = try? await connection.executeThenClose { inbound, outbound in
             for try await part in inbound {
                 guard case .head(let head) = part else { continue }
-                let (page, outcome) = await decide(head)
-                var headers = HTTPHeaders(CallbackPage.headers)
-                let body = ByteBuffer(string: page.html)
+                let fromThisUser = LoopbackPeer.isCurrentUser(remote: remote, local: local)
+                let (answer, outcome) = await decide(head, fromThisUser: fromThisUser)
+                var headers = HTTPHeaders(answer.headers)
+                let body = ByteBuffer(string: answer.body)
                 headers.add(name: "Content-Length", value: String(body.readableBytes))
                 // The outcome is delivered even when writing the page fails (a browser that closes
                 // the connection as soon as it has the body): the callback was taken either way.
@@ -169,7 +191,7 @@ actor LoopbackReceiver {
                 try await outbound.write(
                     .head(
                         HTTPResponseHead(
-                            version: head.version, status: .init(statusCode: page.status), headers: headers))
+                            version: head.version, status: .init(statusCode: answer.status), headers: headers))
                 )
                 try await outbound.write(.body(.byteBuffer(body)))
                 try await outbound.write(.end(nil))
@@ -178,20 +200,44 @@ actor LoopbackReceiver {
         }
     }
 
-    private func decide(_ head: HTTPRequestHead) -> (CallbackPage, Result<AuthorizationResponse, AuthError>?) {
-        guard head.method == .GET || head.method == .HEAD else { return (.methodNotAllowed, nil) }
+    private func decide(
+        _ head: HTTPRequestHead,
+        fromThisUser: Bool
+    ) -> (LoopbackAnswer, Result<AuthorizationResponse, AuthError>?) {
+        guard head.method == .GET || head.method == .HEAD else { return (LoopbackAnswer(.methodNotAllowed), nil) }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        guard path == redirectURI.path else { return (.notFound, nil) }
+        if let start, path == start.path {
+            guard fromThisUser else { return (LoopbackAnswer(.anotherUser), nil) }
+            guard head.method == .GET else { return (LoopbackAnswer(.methodNotAllowed), nil) }
+            guard startOpened else {
+                startOpened = true
+                return (start.answer, nil)
+            }
+            guard !completed else { return (LoopbackAnswer(.notThisSignIn), nil) }
+            completed = true
+            return (
+                LoopbackAnswer(.startOpenedTwice),
+                .failure(
+                    AuthError(
+                        .invalidState,
+                        "the one-time address given to the browser was opened twice; another program may have"
+                            + " read it from the browser's command line",
+                        hint: "sign in again; on a shared machine, mount /proc with hidepid=2"
+                    ))
+            )
+        }
+        guard path == redirectURI.path else { return (LoopbackAnswer(.notFound), nil) }
+        guard fromThisUser else { return (LoopbackAnswer(.anotherUser), nil) }
         guard !completed, let handler, let url = URL(string: head.uri, relativeTo: redirectURI)?.absoluteURL else {
-            return (.notThisSignIn, nil)
+            return (LoopbackAnswer(.notThisSignIn), nil)
         }
         switch handler(.redirect(url)) {
         case .ignore:
-            return (.notThisSignIn, nil)
+            return (LoopbackAnswer(.notThisSignIn), nil)
         case .complete(let result):
             completed = true
-            if case .success = result { return (.success, result) }
-            return (.failure, result)
+            if case .success = result { return (LoopbackAnswer(.success), result) }
+            return (LoopbackAnswer(.failure), result)
         }
     }
 

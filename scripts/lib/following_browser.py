@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""A $BROWSER for tests: fetches the URL and follows redirects, like a person who approves at once.
+
+    following_browser.py URL
+
+A page that only posts a form to itself (NativeAuth's one-time start page for an end-session URL
+that carries an ID token) is posted, as a browser running the page's script would.
+
+It records what it was started with: its argv and its environment, as JSON, in the file named by
+BROWSER_RECORD_FILE and in a new file under BROWSER_RECORD_DIR (not NATIVEAUTH_ variables: NativeAuth starts browsers without those), so that the tests
+and scripts/lib/redaction_check.py can search them for every secret the servers issued: no token,
+code or secret may reach a child's command line or environment.
+"""
+import html.parser
+import sys
+import urllib.parse
+import urllib.request
+
+from browser_record import record
+
+
+class SelfPostingForm(html.parser.HTMLParser):
+    """The action and hidden fields of a page that posts a form to itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.action = None
+        self.fields = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form" and (attrs.get("method") or "").lower() == "post":
+            self.action = attrs.get("action")
+        elif tag == "input" and attrs.get("type") == "hidden" and attrs.get("name"):
+            self.fields.append((attrs["name"], attrs.get("value") or ""))
+
+
+def self_posting_form(page):
+    """The form of a page that only posts it (its script submits it), else None."""
+    if "document.forms[0].submit()" not in page:
+        return None
+    form = SelfPostingForm()
+    form.feed(page)
+    return form if form.action else None
+
+
+def main():
+    record()
+    url = sys.argv[-1]
+    with urllib.request.urlopen(url, timeout=30) as response:
+        page = response.read().decode("utf-8", "replace")
+        final = response.geturl()
+    form = self_posting_form(page)
+    if form:
+        data = urllib.parse.urlencode(form.fields).encode()
+        action = urllib.parse.urljoin(final, form.action)
+        urllib.request.urlopen(urllib.request.Request(action, data=data), timeout=30).read()
+
+
+if __name__ == "__main__":
+    main()
