@@ -211,8 +211,12 @@ public final class Authenticator: Sendable {
 
     /// The userinfo claims of the signed-in account (OIDC Core §5.3), through ``send(_:body:)``.
     ///
+    /// When the sign-in had a validated ID token, the answer's `sub` must be its subject (OIDC Core
+    /// §5.3.4): claims about someone else are not returned.
+    ///
     /// - Throws: ``AuthError``: ``AuthError/Code/configurationInvalid`` when the provider has no
-    ///   userinfo endpoint, ``AuthError/Code/responseMalformed`` when the answer is not a JSON object.
+    ///   userinfo endpoint, ``AuthError/Code/responseMalformed`` when the answer is not a JSON object,
+    ///   ``AuthError/Code/requestFailed`` when its `sub` is not the signed-in subject.
     public func userInfo() async throws -> UserInfo {
         guard let endpoint = try await metadata().userInfoEndpoint else {
             throw AuthError(.configurationInvalid, "the provider has no userinfo endpoint", operation: .userInfo)
@@ -220,6 +224,16 @@ public final class Authenticator: Sendable {
         var request = HTTPRequest(method: .get, url: endpoint)
         request.headerFields[.accept] = "application/json"
         let (response, body) = try await lifecycle.send(request, body: nil)
-        return try client.userInfo(from: response, body: body)
+        let info = try client.userInfo(from: response, body: body)
+        if let subject = try await lifecycle.current()?.subject, info.subject != subject {
+            throw AuthError(
+                .requestFailed,
+                "the userinfo answer is about subject \"\(info.subject)\", not the signed-in \"\(subject)\";"
+                    + " its claims were not used (OIDC Core 5.3.4)",
+                hint: "sign in again; if this persists, the provider's userinfo endpoint is misconfigured",
+                operation: .userInfo
+            )
+        }
+        return info
     }
 }

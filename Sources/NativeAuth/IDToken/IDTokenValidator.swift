@@ -199,13 +199,17 @@ struct IDTokenValidator {
                     "ID token iss differs from the issuer (allowIssuerMismatch)",
                     metadata: ["iss": "\(issuer ?? "none")", "issuer": "\(expected.issuer)"])
             } else {
-                throw invalid("iss \"\(issuer ?? "(missing)")\" is not the issuer \"\(expected.issuer)\"")
+                throw invalid(
+                    "iss \"\(issuer ?? "(missing)")\" is not the issuer \"\(expected.issuer)\"",
+                    underlying: IdentityChanged())
             }
         }
 
         guard let subject = try? claims.string("sub"), !subject.isEmpty else { throw invalid("sub is missing") }
         if let previous = expected.previousSubject, subject != previous {
-            throw invalid("sub \"\(subject)\" is not the signed-in subject \"\(previous)\" (OIDC Core 12.2)")
+            throw invalid(
+                "sub \"\(subject)\" is not the signed-in subject \"\(previous)\" (OIDC Core 12.2)",
+                underlying: IdentityChanged())
         }
 
         let audiences: [String]
@@ -218,11 +222,14 @@ struct IDTokenValidator {
         }
         let listed = "[" + audiences.joined(separator: ", ") + "]"
         guard audiences.contains(expected.clientID) else {
-            throw invalid("aud \(listed) does not contain the client id \"\(expected.clientID)\"")
+            throw invalid(
+                "aud \(listed) does not contain the client id \"\(expected.clientID)\"", underlying: IdentityChanged())
         }
         let authorizedParty = try? claims.string("azp")
         if let authorizedParty, authorizedParty != expected.clientID {
-            throw invalid("azp \"\(authorizedParty)\" is not the client id \"\(expected.clientID)\"")
+            throw invalid(
+                "azp \"\(authorizedParty)\" is not the client id \"\(expected.clientID)\"",
+                underlying: IdentityChanged())
         }
         if audiences.count > 1, authorizedParty != expected.clientID {
             if options.allowUntrustedAudiences {
@@ -305,6 +312,16 @@ struct IDTokenValidator {
             underlying: underlying
         )
     }
+}
+
+/// The mark of an ID token whose signature verified but which names another issuer, subject or
+/// audience than expected: at refresh, tokens issued for someone else (OIDC Core §12.2).
+package struct IdentityChanged: Error {}
+
+extension AuthError {
+    /// Whether this ID-token failure is a change of identity (``IdentityChanged``), not a passing
+    /// problem such as clock skew or a key that cannot be loaded.
+    package var isIdentityChange: Bool { underlying is IdentityChanged }
 }
 
 /// A payload type that lets jwt-kit check only the signature: the claims are checked separately.

@@ -166,10 +166,12 @@ package actor TokenLifecycle {
 
     /// Sends one refresh request and stores its answer.
     ///
-    /// A new ID token is validated without a nonce, and must name the same subject (OIDC Core
-    /// §12.2). A bad one is not stored: the new access and refresh tokens are (the old refresh
-    /// token may be spent), with the previous ID token, and the failure is kept in
-    /// ``lastRefreshIDTokenError``.
+    /// A new ID token is validated without a nonce, and must name the same issuer, subject and
+    /// audience (OIDC Core §12.2). When it names someone else, the whole answer is discarded: the
+    /// stored set keeps its access token, loses its refresh token (which the server may have spent),
+    /// and the person must sign in. Any other failure of the ID token (clock skew, a key that cannot
+    /// be loaded) keeps the new access and refresh tokens with the previous ID token, and the
+    /// failure in ``lastRefreshIDTokenError``.
     private func sendRefresh(_ current: TokenSet, refreshToken: String) async throws -> TokenSet {
         let metadata = try await client.metadata()
         var tokens = try await client.tokens(
@@ -179,6 +181,19 @@ package actor TokenLifecycle {
             do {
                 tokens = try await IDTokenValidator.validated(
                     tokens, metadata: metadata, client: client, nonce: nil, previousSubject: current.subject)
+            } catch  where error.isIdentityChange {
+                var kept = current
+                kept.refreshToken = nil
+                try await storeCall { try await store.save(kept, for: key) }
+                cached = kept
+                lastRefreshIDTokenError = error
+                throw AuthError(
+                    .loginRequired,
+                    "the refreshed tokens were issued for another account (\(error.message)); they were discarded",
+                    hint: "sign in again",
+                    operation: .refresh,
+                    underlying: error
+                )
             } catch {
                 lastRefreshIDTokenError = error
                 tokens.idToken = current.idToken
@@ -186,8 +201,20 @@ package actor TokenLifecycle {
                 tokens.displayName = current.displayName
             }
         }
-        try await storeCall { try await store.save(tokens, for: key) }
+        // Kept in memory before the store is asked: when saving fails after a rotating refresh, the
+        // new refresh token (the old one is spent) still serves this process.
         cached = tokens
+        do {
+            try await storeCall { try await store.save(tokens, for: key) }
+        } catch let error as AuthError {
+            client.logger.warning(
+                "refreshed tokens could not be stored; kept in memory", metadata: ["error": "\(error)"])
+            var kept = error
+            kept.message =
+                "the refreshed tokens could not be stored (\(error.message)); this process keeps them in memory"
+            kept.hint = error.hint ?? "fix the token store, or other processes will have to sign in again"
+            throw kept
+        }
         client.logger.debug("tokens refreshed")
         return tokens
     }
