@@ -114,4 +114,51 @@ import Testing
             "/tmp/nativeauth-tests-089AB576-2539-4FC3-A3D8-36B2D96CD3AB/tokens-76b68547ee9255fecd2731d73e6d13fc.json"
         #expect(Redaction.scrub("cannot read \(path)") == "cannot read \(path)")
     }
+
+    /// Tokens right after a `/` outside a path, and single-case tokens, are secrets too: Google's
+    /// refresh tokens (`1//…`) and codes (`4/0A…`), base64 secrets with `/`, a lowercase token.
+    @Test func tokensAfterASlashOutsideAPathAndSingleCaseTokensAreScrubbed() {
+        let google = "1//0gLd8XyZqWmN3vBpRtS5uK7eHcFaJ2oIyTqWeRtYuIoPaSdFgHjKl"
+        let code = "4/0AX4XfWhQ8sLmN2pRtVbC7yZkE5uJ1oIaSdFgHjKlQwErTy"
+        let base64 = "Q2xpZW50/U2VjcmV0+VmFsdWUx/MjM0NTY3ODk="
+        let lowercase = "abcdefghijklmnopqrstuvwxyzabcdefghijkl"
+        for secret in [google, code, base64, lowercase] {
+            let scrubbed = Redaction.scrub("the server said: token \(secret) is invalid")
+            #expect(!scrubbed.contains(secret.suffix(16)), "\(scrubbed)")
+        }
+        #expect(Redaction.scrub("refresh_token=\(google)") == "refresh_token=[redacted]")
+        // Paths and URL paths still name files and endpoints; error codes stay.
+        let file = "/home/alice/.local/state/nativeauth/tokens-76b68547ee9255fecd2731d73e6d13fc.json"
+        #expect(Redaction.scrub("cannot read \(file)") == "cannot read \(file)")
+        let url = "https://login.example/tenant/6bA2c3D4e5F6g7H8i9J0kLmNoPqRsT/oauth2/token"
+        #expect(Redaction.scrub("POST \(url) failed") == "POST \(url) failed")
+        #expect(Redaction.scrub("\(url)?code=\(code)").hasSuffix("?code=[redacted]"))
+        for kept in ["invalid_authorization_details_type", "expected application/x-www-form-urlencoded", "and/or"] {
+            #expect(Redaction.scrub(kept) == kept)
+        }
+    }
+
+    /// A server that echoes what it was sent: the values the request carried are removed whatever
+    /// their shape, even a client secret too short and plain for the shape-based scrubbing.
+    @Test func theValuesARequestSentAreRemovedFromItsError() async throws {
+        let secret = "plain-secret-42"
+        #expect(Redaction.scrub("bad \(secret)") == "bad \(secret)", "too plain for the shapes")
+        let client = SandboxAuthorizationServer.Client(id: "confidential", secret: secret)
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .inMemory)
+        let provider = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: sandbox.issuer, clientID: "confidential", clientSecret: secret,
+                scopes: ["openid"], clientAuthentication: .clientSecretPost))
+        let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let refreshToken = try #require(try await auth.currentTokens()?.refreshToken)
+        let echo = #"{"error": "invalid_request", "error_description": "client_secret \#(secret), refresh_token \#(refreshToken)"}"#
+        sandbox.failNext(1, .token, with: .response(status: 400, contentType: "application/json", body: echo))
+        let error = await #expect(throws: AuthError.self) { try await auth.refresh() }
+        let shown = try #require(error).description + (error?.oauthErrorDescription ?? "")
+        #expect(!shown.contains(secret) && !shown.contains(refreshToken))
+        #expect(error?.oauthErrorDescription == "client_secret [redacted], refresh_token [redacted]")
+        await sandbox.stop()
+    }
 }

@@ -197,3 +197,19 @@ extension String {
         return text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 }
+
+extension AuthError {
+    /// The error with every occurrence of `secrets` removed from its texts (the values a request
+    /// sent, which a server may echo). Values under 8 characters are left to the shape-based
+    /// scrubbing: replacing them everywhere would take words apart.
+    package func scrubbing(_ secrets: [String]) -> AuthError {
+        let secrets = secrets.filter { $0.count >= 8 }
+        guard !secrets.isEmpty else { return self }
+        var scrubbed = self
+        scrubbed.message = Redaction.scrub(message, secrets: secrets)
+        scrubbed.hint = hint.map { Redaction.scrub($0, secrets: secrets) }
+        scrubbed.oauthError = oauthError.map { Redaction.scrub($0, secrets: secrets) }
+        scrubbed.oauthErrorDescription = oauthErrorDescription.map { Redaction.scrub($0, secrets: secrets) }
+        return scrubbed
+    }
+}

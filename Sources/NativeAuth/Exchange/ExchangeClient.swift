@@ -108,11 +108,14 @@ package final class ExchangeClient: Sendable {
         var request = request
         provider.prepare(&request, metadata: metadata)
         let (httpRequest, body) = request.httpRequest()
+        // A server that echoes what it was sent must not get it printed: the values this request
+        // carried are removed from the error whatever their shape (a Google `1//…` token too).
+        let secrets = request.sentSecrets + [provider.configuration.clientSecret].compactMap { $0 }
         do {
             let (response, data) = try await send(httpRequest, body: body, operation: request.operation)
-            return read(response, data)
+            return read(response, data).mapError { Refusal(error: $0.error.scrubbing(secrets), object: $0.object) }
         } catch {
-            return .failure(Refusal(error: error, object: nil))
+            return .failure(Refusal(error: error.scrubbing(secrets), object: nil))
         }
     }
 

@@ -72,6 +72,31 @@ public struct OAuthRequest: Sendable {
     }
 
     /// The HTTP request and body to send.
+    /// The form fields whose values are secret.
+    static let secretFields: Set<String> = [
+        "code", "code_verifier", "refresh_token", "client_secret", "device_code", "client_assertion", "assertion",
+        "token", "subject_token", "actor_token", "password",
+    ]
+
+    /// The secret values this request sends: codes, verifiers, tokens and client secrets in its form,
+    /// and the credentials of its `Authorization` header. Error texts are scrubbed of them, whatever
+    /// their shape.
+    var sentSecrets: [String] {
+        var secrets = form.filter { Self.secretFields.contains($0.name) }.map(\.value)
+        if let authorization = headerFields[.authorization], let space = authorization.firstIndex(of: " ") {
+            let credentials = String(authorization[authorization.index(after: space)...])
+            secrets.append(credentials)
+            if let decoded = Data(base64Encoded: credentials).map({ String(decoding: $0, as: UTF8.self) }),
+                let colon = decoded.firstIndex(of: ":")
+            {
+                let secret = String(decoded[decoded.index(after: colon)...])
+                secrets.append(secret)
+                secrets.append(secret.removingPercentEncoding ?? secret)
+            }
+        }
+        return secrets.filter { !$0.isEmpty }
+    }
+
     func httpRequest() -> (HTTPRequest, Data) {
         var request = HTTPRequest(method: .post, url: url)
         request.headerFields = headerFields
