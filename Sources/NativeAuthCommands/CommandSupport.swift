@@ -119,17 +119,19 @@ package enum CommandSupport {
     package static func report<Tool: NativeAuthTool>(_ error: AuthError, tool: Tool.Type) {
         // Red on a terminal only; the text is the same either way.
         let label = stderrIsInteractive ? "\u{1B}[31merror:\u{1B}[0m" : "error:"
-        var lines = ["\(label) \(error.description)"]
+        var lines = ["\(label) \(TerminalText.sanitized(error.description))"]
         if error.isLoginRequired {
             lines.append("hint: run `\(Tool.toolName) login`")
         } else if let hint = error.field.flatMap(Tool.hint(forField:)) ?? error.hint {
             // An error about a configuration key says where this tool sets it.
-            lines.append("hint: \(hint)")
+            lines.append("hint: \(TerminalText.sanitized(hint))")
         }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 
+    /// Prints one line on standard output, its control characters made visible (claims and names
+    /// come from servers).
     package static func printLine(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileHandle.standardOutput.write(Data((TerminalText.sanitized(text) + "\n").utf8))
     }
 }

@@ -153,7 +153,8 @@ import Testing
         let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
         try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
         let refreshToken = try #require(try await auth.currentTokens()?.refreshToken)
-        let echo = #"{"error": "invalid_request", "error_description": "client_secret \#(secret), refresh_token \#(refreshToken)"}"#
+        let echo =
+            #"{"error": "invalid_request", "error_description": "client_secret \#(secret), refresh_token \#(refreshToken)"}"#
         sandbox.failNext(1, .token, with: .response(status: 400, contentType: "application/json", body: echo))
         let error = await #expect(throws: AuthError.self) { try await auth.refresh() }
         let shown = try #require(error).description + (error?.oauthErrorDescription ?? "")

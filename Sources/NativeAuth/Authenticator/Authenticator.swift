@@ -125,7 +125,7 @@ public final class Authenticator: Sendable {
     /// Stores the tokens of a new sign-in, and notes who signed in.
     private func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
         try await lifecycle.adopt(tokens)
-        client.logger.info(message, metadata: ["subject": "\(tokens.subject ?? "unknown")"])
+        client.logger.info(message, metadata: ["subject": "\(TerminalText.sanitized(tokens.subject ?? "unknown"))"])
         return tokens
     }
 

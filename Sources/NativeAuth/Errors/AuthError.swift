@@ -82,14 +82,14 @@ public struct AuthError: Error, Sendable {
         underlying: (any Error)? = nil
     ) {
         self.code = code
-        self.message = Redaction.scrub(message)
-        self.hint = hint.map(Redaction.scrub)
+        self.message = TerminalText.sanitized(Redaction.scrub(message))
+        self.hint = hint.map { TerminalText.sanitized(Redaction.scrub($0)) }
         self.operation = operation
         self.field = field
         self.status = status
-        self.oauthError = oauthError.map(Redaction.scrub)
-        self.oauthErrorDescription = oauthErrorDescription.map(Redaction.scrub)
-        self.oauthErrorURI = oauthErrorURI.map(Redaction.scrubURL)
+        self.oauthError = oauthError.map { TerminalText.sanitized(Redaction.scrub($0)) }
+        self.oauthErrorDescription = oauthErrorDescription.map { TerminalText.sanitized(Redaction.scrub($0)) }
+        self.oauthErrorURI = oauthErrorURI.map { TerminalText.sanitized(Redaction.scrubURL($0)) }
         self.isRetryable = isRetryable ?? code.isRetryableByDefault
         self.underlying = underlying
     }

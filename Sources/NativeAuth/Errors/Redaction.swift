@@ -57,7 +57,8 @@
         guard length >= minimumSecretLength else { return false }
         let kinds = kinds(of: run)
         return kinds >= 2
-            || (length >= 32 && run.unicodeScalars.allSatisfy { isTokenCharacter($0) && !"_-~+".unicodeScalars.contains($0) })
+            || (length >= 32
+                && run.unicodeScalars.allSatisfy { isTokenCharacter($0) && !"_-~+".unicodeScalars.contains($0) })
     }
 
     /// Whether `word` (up to a `/`) is a file path, or a URL still in its path.

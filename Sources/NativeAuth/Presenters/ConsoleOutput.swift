@@ -5,8 +5,11 @@ public struct ConsoleOutput: Sendable {
     /// Writes one message.
     public let write: @Sendable (String) -> Void
 
-    /// Creates an output from a closure.
-    public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
+    /// Creates an output from a closure. Every message reaches it with its control characters made
+    /// visible (`^[` for ESC): a server's `user_code` or error text cannot steer the terminal.
+    public init(_ write: @escaping @Sendable (String) -> Void) {
+        self.write = { write(TerminalText.sanitized($0)) }
+    }
 
     /// Standard error, one message per line (stdout stays free for the program's output).
     public static let standardError = ConsoleOutput { message in
