@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth
 import TestSupport
@@ -191,12 +192,53 @@ import Testing
         #expect(elapsed < .seconds(3))
     }
 
+    /// Plain HTTP to `localhost` is refused before anything is sent, with a hint to use the IP
+    /// literal; plain HTTP to 127.0.0.1 keeps working.
+    @Test func plainHTTPToLocalhostIsRefusedAndTheIPLiteralWorks() async throws {
+        let received = Shared(0)
+        let server = try await TestHTTPServer.start { _ in
+            received.update { $0 += 1 }
+            return .json("{}")
+        }
+        let port = try #require(server.url("/").port)
+        let named = try #require(URL(string: "http://localhost:\(port)/"))
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await URLSessionTransport().send(get(named), body: nil)
+        }
+        #expect(error?.code == .configurationInvalid)
+        #expect(error?.hint?.contains("127.0.0.1") == true)
+        #expect(received.value == 0, "nothing was sent")
+        let (response, _) = try await URLSessionTransport().send(get(server.url("/")), body: nil)
+        #expect(response.status.code == 200)
+        await server.stop()
+    }
+
+    /// A provider on plain HTTP at 127.0.0.1 works, with one warning per authenticator that a
+    /// loopback port is not an authenticated channel on a shared machine.
+    @Test func aProviderOnPlainLoopbackHTTPIsWarnedAboutOnce() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let handler = RecordingLogHandler()
+        let provider = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID, scopes: ["openid"]))
+        let auth = Authenticator(
+            provider: provider, store: MemoryTokenStore(), transport: sandbox.transport,
+            logger: Logger(label: "test") { _ in handler })
+        _ = try await auth.metadata()
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let warnings = handler.messages.value.filter { $0.0 == .warning && $0.1.contains("plain HTTP") }
+        #expect(warnings.count == 1)
+        await sandbox.stop()
+    }
+
     @Test func loopbackHostsAreRecognised() {
         #expect(EndpointPolicy.isLoopback(host: "127.0.0.1"))
         #expect(EndpointPolicy.isLoopback(host: "127.8.9.10"))
         #expect(EndpointPolicy.isLoopback(host: "[::1]"))
         #expect(EndpointPolicy.isLoopback(host: "::1"))
-        #expect(EndpointPolicy.isLoopback(host: "LOCALHOST"))
+        // A name is not the loopback interface: whatever resolves it decides (RFC 8252 §8.3).
+        #expect(!EndpointPolicy.isLoopback(host: "localhost"))
+        #expect(!EndpointPolicy.isLoopback(host: "LOCALHOST"))
         #expect(!EndpointPolicy.isLoopback(host: "127.0.0.1.example.com"))
         #expect(!EndpointPolicy.isLoopback(host: "128.0.0.1"))
         #expect(!EndpointPolicy.isLoopback(host: "localhost.evil"))

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+public import Logging
 public import Testing
 
 /// The trait every suite of NativeAuth's tests carries: `@Suite(.testLogging)`.
@@ -43,4 +43,22 @@ public struct TestLogging: SuiteTrait, TestScoping {
 extension Trait where Self == TestLogging {
     /// Logs at `NATIVEAUTH_LOG_LEVEL` for the suite's tests (see ``TestLogging``).
     public static var testLogging: TestLogging { TestLogging() }
+}
+
+/// A log handler that keeps every message, for tests of what is logged.
+public struct RecordingLogHandler: LogHandler {
+    public let messages = Shared<[(Logger.Level, String)]>([])
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .trace
+
+    public init() {}
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        messages.update { $0.append((event.level, event.message.description)) }
+    }
 }

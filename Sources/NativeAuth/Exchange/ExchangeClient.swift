@@ -39,6 +39,15 @@ package final class ExchangeClient: Sendable {
         try await metadataFlight.value { [self] in
             let metadata = try await provider.loadMetadata(MetadataLoader(client: self))
             logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
+            if case let endpoint = metadata.tokenEndpoint, endpoint.scheme?.lowercased() == "http" {
+                // Once per client: the metadata is loaded once.
+                logger.warning(
+                    """
+                    the provider is reached over plain HTTP on the loopback interface; on a shared machine \
+                    another user can bind that port first
+                    """,
+                    metadata: ["token_endpoint": "\(Redaction.scrubURL(endpoint.absoluteString))"])
+            }
             return metadata
         }
     }
