@@ -53,15 +53,23 @@ private func authorize(
         #expect(output.text.contains("paste the address the browser ends on"))
     }
 
-    @Test func theDefaultRedirectIsALoopbackPortNobodyListensOn() async throws {
-        let (session, _) = try await begin(ManualPastePresenter(configuration: .init(reader: ScriptedLineReader())))
-        let redirect = session.redirectURI
-        #expect(redirect.scheme == "http")
-        #expect(redirect.host == "127.0.0.1")
-        #expect(redirect.path == "/callback")
-        let port = try #require(redirect.port)
-        #expect(port > 0)
-        #expect(await canBind(port: port), "nothing listens on the redirect's port")
+    /// The default redirect's port stays bound for the whole sign-in, so that no other process can
+    /// bind it and receive the code and the state; a browser that reaches it gets a static page
+    /// asking to copy the address, and the port is released when the sign-in ends.
+    @Test func theDefaultRedirectPortIsHeldAndAnswersWithACopyPage() async throws {
+        let reader = ScriptedLineReader()
+        let (session, request) = try await begin(ManualPastePresenter(configuration: .init(reader: reader)))
+        let redirectURI = session.redirectURI
+        #expect(redirectURI.scheme == "http" && redirectURI.host == "127.0.0.1" && redirectURI.path == "/callback")
+        let port = try #require(redirectURI.port)
+        #expect(await !canBind(port: port), "the port is held")
+        let callback = try #require(URL(string: redirect(request)))
+        let (status, page) = try await fetch(callback)
+        #expect(status == 200 && page.contains("Copy the whole address"))
+        #expect(!page.contains(request.state) && !page.contains("the-code"), "the page reflects nothing")
+        reader.feed(redirect(request))
+        #expect(try await authorize(session, request).code == "the-code", "the page took nothing: the paste did")
+        #expect(await canBind(port: port), "released when the sign-in ends")
     }
 
     @Test func aConfiguredRedirectIsUsedAsGiven() async throws {

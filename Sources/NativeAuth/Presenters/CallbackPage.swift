@@ -8,10 +8,11 @@ enum CallbackPage {
     case methodNotAllowed
     case anotherUser
     case startOpenedTwice
+    case copyThisAddress
 
     var status: Int {
         switch self {
-        case .success, .failure: 200
+        case .success, .failure, .copyThisAddress: 200
         case .notThisSignIn, .startOpenedTwice: 400
         case .anotherUser: 403
         case .notFound: 404
@@ -34,6 +35,12 @@ enum CallbackPage {
                 ("Not allowed", "Only GET requests are answered here.")
             case .anotherUser:
                 ("Not yours", "This sign-in belongs to another user of this computer. Nothing was done.")
+            case .copyThisAddress:
+                (
+                    "Copy this address",
+                    "Copy the whole address of this page from the address bar, paste it into the terminal"
+                        + " and press Enter."
+                )
             case .startOpenedTwice:
                 (
                     "Sign-in stopped",

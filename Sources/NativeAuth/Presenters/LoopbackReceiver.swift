@@ -34,6 +34,7 @@ actor LoopbackReceiver {
     private var handler: (@Sendable (AuthorizationCallback) -> CallbackDisposition)?
     private var completed = false
     private var start: StartPage?
+    private var answersWithCopyPage = false
     private var startOpened = false
     private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
     private let resultSink: AsyncStream<Result<AuthorizationResponse, AuthError>>.Continuation
@@ -146,6 +147,13 @@ actor LoopbackReceiver {
         self.handler = handler
     }
 
+    /// Answers every request for the callback path with a page asking the person to copy its
+    /// address into the terminal, and takes no callback itself (``ManualPastePresenter``, which
+    /// holds the port so that nobody else can bind it and receive the code).
+    func answerWithCopyPage() {
+        answersWithCopyPage = true
+    }
+
     /// A one-time address on this listener that sends the browser on to `target` (see
     /// ``StartPage``); it replaces the address of any earlier call.
     func startAddress(for target: URL, postingSecrets: Bool = true) -> URL {
@@ -227,6 +235,7 @@ actor LoopbackReceiver {
             )
         }
         guard path == redirectURI.path else { return (LoopbackAnswer(.notFound), nil) }
+        if answersWithCopyPage { return (LoopbackAnswer(.copyThisAddress), nil) }
         guard fromThisUser else { return (LoopbackAnswer(.anotherUser), nil) }
         guard !completed, let handler, let url = URL(string: head.uri, relativeTo: redirectURI)?.absoluteURL else {
             return (LoopbackAnswer(.notThisSignIn), nil)

@@ -1,6 +1,4 @@
 public import Foundation
-internal import NIOCore
-internal import NIOPosix
 
 /// Signs in by having the person paste the result: for machines where no loopback callback can
 /// reach the program (a container, a remote shell without port forwarding).
@@ -14,10 +12,12 @@ internal import NIOPosix
 ///
 /// ## Choosing the redirect URI
 /// The redirect URI must be registered with the provider. Two choices are usual:
-/// - **A loopback URI that nothing listens on** (the default: `http://127.0.0.1:PORT/callback` on a
-///   port that is free when the sign-in starts). The browser ends on a "cannot connect" page, but
-///   its address bar holds the whole response: the person copies that address. Providers that
-///   follow RFC 8252 §7.3 accept any port for a registered `http://127.0.0.1/callback`.
+/// - **A loopback URI on a port the presenter holds** (the default: `http://127.0.0.1:PORT/callback`
+///   on an ephemeral port, bound for the whole sign-in so that no other process can bind it and
+///   receive the code). A browser on another machine ends on a "cannot connect" page; one on this
+///   machine gets a static page asking to copy its address. Either way the address bar holds the
+///   whole response: the person copies that address. Providers that follow RFC 8252 §7.3 accept
+///   any port for a registered `http://127.0.0.1/callback`.
 /// - **A page the provider hosts that displays the code** (Google's and others' "copy this code"
 ///   pages): set ``Configuration/redirectURI`` to it; the person pastes the code.
 ///
@@ -72,6 +72,7 @@ public struct ManualPastePresenter: UserAgentPresenter {
 
     public func beginSession() async throws -> any UserAgentSession {
         let redirectURI: URL
+        var listener: LoopbackReceiver?
         if let configured = configuration.redirectURI {
             guard let scheme = configured.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 configured.host?.isEmpty == false
@@ -83,12 +84,12 @@ public struct ManualPastePresenter: UserAgentPresenter {
             }
             redirectURI = configured
         } else {
-            let path = LoopbackPresenter.absolutePath(configuration.callbackPath)
-            let port = try await Self.unusedLoopbackPort()
-            guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else {
-                throw AuthError(.configurationInvalid, "the callback path \"\(path)\" cannot be part of a URL")
-            }
-            redirectURI = url
+            // Held until the session ends: a port released here could be bound by another process,
+            // which would then receive the code and the state.
+            let receiver = try await LoopbackPresenter.startReceiver(port: 0, callbackPath: configuration.callbackPath)
+            await receiver.answerWithCopyPage()
+            listener = receiver
+            redirectURI = receiver.redirectURI
         }
         return PasteSession(
             redirectURI: redirectURI,
@@ -99,24 +100,9 @@ public struct ManualPastePresenter: UserAgentPresenter {
                 maximumAttempts: max(1, configuration.maximumAttempts),
                 acceptsBareCode: configuration.acceptsBareCode
             ),
-            timeout: configuration.timeout
+            timeout: configuration.timeout,
+            listener: listener
         )
-    }
-
-    /// A port on 127.0.0.1 that is free now: bound, read and released.
-    static func unusedLoopbackPort() async throws -> Int {
-        do {
-            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .bind(host: "127.0.0.1", port: 0).get()
-            let port = channel.localAddress?.port
-            try await channel.close().get()
-            guard let port else { throw AuthError(.configurationInvalid, "the loopback port is unknown") }
-            return port
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            throw AuthError(.configurationInvalid, "cannot find a free loopback port", underlying: error)
-        }
     }
 }
 
@@ -125,6 +111,8 @@ struct PasteSession: UserAgentSession {
     let redirectURI: URL
     let prompt: PastePrompt
     let timeout: Duration
+    /// The listener that holds the default redirect's port, until the session ends.
+    let listener: LoopbackReceiver?
 
     func authorize(
         _ authorizationURL: URL,
@@ -153,8 +141,11 @@ struct PasteSession: UserAgentSession {
                 }
             ]
         )
+        await listener?.close()
         return try CallbackRace.finish(outcome)
     }
 
-    func close() async {}
+    func close() async {
+        await listener?.close()
+    }
 }
