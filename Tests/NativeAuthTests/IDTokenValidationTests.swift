@@ -131,6 +131,14 @@ private struct LaxProvider: AuthProvider {
     var idTokenValidation: IDTokenValidationOptions { IDTokenValidationOptions(insecureSkipSignatureCheck: true) }
 }
 
+/// A provider whose ID tokens may also name the audience `other-api`.
+private struct TrustingProvider: AuthProvider {
+    static let id = "trusting"
+    let configuration: ProviderConfiguration
+    init(configuration: ProviderConfiguration) throws { self.configuration = configuration }
+    var idTokenValidation: IDTokenValidationOptions { IDTokenValidationOptions(trustedAudiences: ["other-api"]) }
+}
+
 /// Signs with jwt-kit.
 private func sign(_ claims: Claims, es256 key: ES256PrivateKey, kid: String?) async throws -> String {
     let keys = JWTKeyCollection()
@@ -301,7 +309,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
             ),
             (
                 "extra aud", ["aud": .strings(["test-client", "other-api"])],
-                "names other audiences besides the client id"
+                "that are not trusted (other-api)"
             ),
             ("wrong azp", ["azp": .string("other")], #"azp "other" is not the client id"#),
             ("wrong nonce", ["nonce": .string("not-the-nonce")], "nonce does not match"),
@@ -318,7 +326,9 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         await server.server.stop()
     }
 
-    @Test func extraAudiencesWithAzpAndARightAtHashAreAccepted() async throws {
+    /// An extra audience is refused even with `azp` naming the client (OIDC Core §3.1.3.7: reject
+    /// audiences the client does not trust), and accepted once the provider lists it as trusted.
+    @Test func extraAudiencesAreAcceptedOnlyWhenTrusted() async throws {
         let server = try await SigningServer.start()
         let key = ES256PrivateKey()
         server.setKeys([try publicJWK(key, kid: "k1")])
@@ -333,7 +343,10 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
                 ])
             return (try? await sign(claims, es256: key, kid: "k1")) ?? ""
         }
-        #expect(try await login(server).1.subject == "user-1")
+        try await expectRefusal(server, "that are not trusted (other-api)")
+        let configuration = testConfiguration(issuer: try #require(URL(string: server.issuer)))
+        let trusting = try TrustingProvider(configuration: configuration)
+        #expect(try await login(server, provider: trusting).1.subject == "user-1")
         await server.server.stop()
     }
 

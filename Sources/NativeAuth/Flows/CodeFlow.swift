@@ -25,6 +25,19 @@ package struct CodeFlow: Sendable {
     package func signIn(presenter: any UserAgentPresenter, scopes: [String]) async throws -> TokenSet {
         let provider = client.provider
         let metadata = try await client.metadata()
+        if metadata.codeChallengeMethodsSupported == nil {
+            // S256 is sent anyway; a server that ignores it leaves the code unprotected (RFC 9700 §2.1.1).
+            guard !provider.configuration.requiresAnnouncedPKCE else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "the provider's metadata does not announce PKCE (code_challenge_methods_supported)",
+                    hint: "require_pkce is set; unset it to sign in with S256 all the same",
+                    field: "require_pkce"
+                )
+            }
+            client.logger.warning(
+                "the provider does not announce PKCE; S256 is sent, but whether it is enforced is unknown")
+        }
         let session = try await presenter.beginSession()
         let extraParameters = provider.authorizationParameters(
             for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
@@ -50,6 +63,19 @@ package struct CodeFlow: Sendable {
         let grant = Grant.authorizationCode(
             response.code, redirectURI: request.redirectURI, codeVerifier: request.pkce.verifier)
         let tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes)
+        // A nonce was sent because `openid` was asked for, to an OpenID provider (one that publishes
+        // signing keys; GitHub publishes none): an answer without an ID token would sign in someone
+        // nothing identifies, and skip the nonce's check.
+        if request.nonce != nil, metadata.jwksURI != nil, tokens.idToken == nil,
+            !provider.idTokenValidation.allowMissingIDToken
+        {
+            throw AuthError(
+                .idTokenInvalid,
+                "the token response has no ID token, although the scope openid was asked for",
+                hint: "check that the client may use OpenID Connect at the provider",
+                operation: .tokenExchange
+            )
+        }
         return try await IDTokenValidator.validated(
             tokens,
             metadata: metadata,

@@ -18,8 +18,16 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
     /// tenant-specific issuer in the token). The signature and audience are still checked.
     public var allowIssuerMismatch: Bool
 
-    /// Accepts extra audiences without an `azp` equal to the client id.
+    /// Accepts extra audiences that are not in ``trustedAudiences``.
     public var allowUntrustedAudiences: Bool
+
+    /// Accepts a sign-in that asked for `openid` but got no ID token (a server that is OAuth only
+    /// for this client). Nobody is named as signed in then.
+    public var allowMissingIDToken: Bool
+
+    /// The audiences an ID token may name besides the client id (OIDC Core §3.1.3.7: the client
+    /// rejects audiences it does not trust). Not an opt-out: only these exact values.
+    public var trustedAudiences: Set<String>
 
     /// Other spellings of the issuer that the provider documents for `iss` (Google:
     /// `accounts.google.com` beside `https://accounts.google.com`). Not an opt-out: only these
@@ -32,13 +40,17 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
         insecureSkipSignatureCheck: Bool = false,
         allowIssuerMismatch: Bool = false,
         allowUntrustedAudiences: Bool = false,
-        issuerAliases: Set<String> = []
+        issuerAliases: Set<String> = [],
+        allowMissingIDToken: Bool = false,
+        trustedAudiences: Set<String> = []
     ) {
         self.leeway = leeway
         self.insecureSkipSignatureCheck = insecureSkipSignatureCheck
         self.allowIssuerMismatch = allowIssuerMismatch
         self.allowUntrustedAudiences = allowUntrustedAudiences
         self.issuerAliases = issuerAliases
+        self.allowMissingIDToken = allowMissingIDToken
+        self.trustedAudiences = trustedAudiences
     }
 
     /// The names of the opt-outs in use, for the warning logged with each validation.
@@ -47,6 +59,7 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
         if insecureSkipSignatureCheck { names.append("insecureSkipSignatureCheck") }
         if allowIssuerMismatch { names.append("allowIssuerMismatch") }
         if allowUntrustedAudiences { names.append("allowUntrustedAudiences") }
+        if allowMissingIDToken { names.append("allowMissingIDToken") }
         return names
     }
 }

@@ -231,15 +231,19 @@ struct IDTokenValidator {
                 "azp \"\(authorizedParty)\" is not the client id \"\(expected.clientID)\"",
                 underlying: IdentityChanged())
         }
-        if audiences.count > 1, authorizedParty != expected.clientID {
+        let untrusted = audiences.filter { $0 != expected.clientID && !options.trustedAudiences.contains($0) }
+        if !untrusted.isEmpty {
             if options.allowUntrustedAudiences {
-                logger.warning("ID token has extra audiences without azp (allowUntrustedAudiences)")
+                logger.warning("ID token has untrusted extra audiences (allowUntrustedAudiences)")
             } else {
                 throw invalid(
-                    "aud \(listed) names other audiences besides the client id \"\(expected.clientID)\", and azp"
-                        + " does not name the client id"
+                    "aud \(listed) names audiences besides the client id \"\(expected.clientID)\" that are not"
+                        + " trusted (\(untrusted.joined(separator: ", ")))"
                 )
             }
+        }
+        if audiences.count > 1, authorizedParty == nil {
+            throw invalid("aud \(listed) names several audiences, and azp is missing (OIDC Core 3.1.3.7)")
         }
 
         let leeway = options.leeway

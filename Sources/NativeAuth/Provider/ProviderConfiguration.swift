@@ -36,6 +36,11 @@ public struct ProviderConfiguration: Sendable {
     public var endpoints: EndpointOverrides
     /// Every other key of the JSON the configuration was read from, for provider modules.
     public var additional: JSONObject
+    /// Whether a sign-in is refused when the provider's metadata does not announce PKCE S256
+    /// (`code_challenge_methods_supported`). Default `false`: S256 is always sent, and a provider
+    /// that publishes nothing (Cognito) is used with a warning in the log; a provider that
+    /// announces methods without S256 is always refused. JSON key `require_pkce` (a boolean).
+    public var requiresAnnouncedPKCE: Bool
 
     /// Creates a configuration in code.
     public init(
@@ -46,7 +51,8 @@ public struct ProviderConfiguration: Sendable {
         scopes: [String] = ["openid"],
         clientAuthentication: ClientAuthentication? = nil,
         endpoints: EndpointOverrides = EndpointOverrides(),
-        additional: JSONObject = JSONObject()
+        additional: JSONObject = JSONObject(),
+        requiresAnnouncedPKCE: Bool = false
     ) {
         self.provider = provider
         self.issuer = issuer
@@ -56,10 +62,11 @@ public struct ProviderConfiguration: Sendable {
         self.clientAuthentication = clientAuthentication
         self.endpoints = endpoints
         self.additional = additional
+        self.requiresAnnouncedPKCE = requiresAnnouncedPKCE
     }
 
     static let knownKeys: Set<String> = Set(
-        ["provider"] + ProviderSetting.standard.map(\.key) + EndpointOverrides.fields.map(\.key)
+        ["provider", "require_pkce"] + ProviderSetting.standard.map(\.key) + EndpointOverrides.fields.map(\.key)
     )
 
     /// Reads a configuration from a JSON object.
@@ -87,7 +94,7 @@ public struct ProviderConfiguration: Sendable {
             do {
                 try EndpointPolicy.validate(url)
             } catch {
-                throw invalid(key, "must use https (plain http only for 127.0.0.1, ::1 or localhost)")
+                throw invalid(key, "must use https (plain http only for 127.0.0.1 or [::1])")
             }
             return url
         }
@@ -112,6 +119,12 @@ public struct ProviderConfiguration: Sendable {
         } catch {
             throw invalid("scope", "should be a string of space-separated scopes, or an array of strings")
         }
+        let requiresAnnouncedPKCE: Bool
+        switch object["require_pkce"] {
+        case nil, .null?: requiresAnnouncedPKCE = false
+        case .bool(let value)?: requiresAnnouncedPKCE = value
+        default: throw invalid("require_pkce", "should be true or false")
+        }
         var additional = JSONObject()
         for member in object where !Self.knownKeys.contains(member.key) {
             additional[member.key] = member.value
@@ -124,7 +137,8 @@ public struct ProviderConfiguration: Sendable {
             scopes: scopes,
             clientAuthentication: authentication,
             endpoints: endpoints,
-            additional: additional
+            additional: additional,
+            requiresAnnouncedPKCE: requiresAnnouncedPKCE
         )
     }
 
