@@ -158,7 +158,7 @@ private let success = TestResponse.json(
         }
         await server.server.stop()
         #expect(error?.code == .timeout)
-        #expect(error?.message.contains("expired after 10 seconds") == true)
+        #expect(error?.message.contains("not approved within 10 seconds") == true)
         #expect(time.sleptSeconds == [3, 3, 3], "a fourth poll would come after the code expired")
         #expect(server.tokenRequests.paths.count == 3)
     }
@@ -174,6 +174,25 @@ private let success = TestResponse.json(
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
         #expect(time.sleptSeconds == [2, 600, 600])
+    }
+
+    /// A device code the server says lives for a day is polled for 30 minutes at most.
+    @Test func pollingStopsAfterThirtyMinutesWhateverTheServerSays() async throws {
+        let server = try await DeviceServer.start(
+            device: .json(
+                #"{"device_code": "secret-device-code", "user_code": "WDJB-MJHT", "#
+                    + #""verification_uri": "https://id.example.com/device", "expires_in": 86400, "interval": 60}"#),
+            polls: [])
+        let time = TestClock.fixed()
+        let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
+        let error = await #expect(throws: AuthError.self) {
+            try await auth.loginWithDevice(display: RecordingDisplay())
+        }
+        await server.server.stop()
+        #expect(error?.code == .timeout)
+        #expect(error?.message.contains("1800 seconds") == true)
+        #expect(time.sleptSeconds.reduce(0, +) <= 1800)
+        #expect(time.sleptSeconds.count == 30, "one poll a minute for half an hour")
     }
 
     @Test func serverTroubleBacksOffAndPollsOn() async throws {

@@ -13,7 +13,8 @@ internal import Logging
 ///   answer carries one; HTTP 429 is treated the same way;
 /// - network trouble and 5xx: polls on with a doubled interval;
 /// - `access_denied`: ``AuthError/Code/authorizationFailed``;
-/// - `expired_token`, or `expires_in` running out: ``AuthError/Code/timeout``;
+/// - `expired_token`, or `expires_in` running out (at most 30 minutes, whatever a server says):
+///   ``AuthError/Code/timeout``;
 /// - cancelling the task: ``AuthError/Code/loginCancelled`` at once.
 ///
 /// Time is the client's ``AuthClock``: the waits between polls and the code's expiry.
@@ -52,14 +53,16 @@ package struct DeviceFlow: Sendable {
         scopes: [String]
     ) async throws -> TokenSet {
         let clock = client.clock
-        let deadline = clock.now().addingTimeInterval(TimeInterval(authorization.expiresIn))
+        // A server's `expires_in` of days would keep polling (and a terminal waiting) for days.
+        let lifetime = min(max(0, authorization.expiresIn), Self.longestWait)
+        let deadline = clock.now().addingTimeInterval(TimeInterval(lifetime))
         var interval = Self.pollingInterval(authorization.interval)
         var polls = 0
         while true {
             guard clock.now().addingTimeInterval(TimeInterval(interval)) <= deadline else {
                 throw AuthError(
                     .timeout,
-                    "the device code expired after \(authorization.expiresIn) seconds without approval",
+                    "the device code was not approved within \(lifetime) seconds",
                     hint: "sign in again, and approve on the page within the time shown",
                     operation: .tokenExchange
                 )
@@ -123,6 +126,9 @@ package struct DeviceFlow: Sendable {
     }
 
     private static let cancelled = AuthError(.loginCancelled, "sign-in was cancelled", operation: .tokenExchange)
+
+    /// The longest a device sign-in waits for approval: 30 minutes.
+    static let longestWait = 1800
 
     /// The longest wait between two polls: 10 minutes, whatever a server says (a huge `interval`
     /// would otherwise overflow the back-off arithmetic).
