@@ -129,6 +129,12 @@ package enum CommandSupport {
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 
+    /// Prints a warning on standard error.
+    package static func warn(_ text: String) {
+        let label = stderrIsInteractive ? "\u{1B}[33mwarning:\u{1B}[0m" : "warning:"
+        FileHandle.standardError.write(Data("\(label) \(TerminalText.sanitized(text))\n".utf8))
+    }
+
     /// Prints one line on standard output, its control characters made visible (claims and names
     /// come from servers).
     package static func printLine(_ text: String) {

@@ -39,6 +39,11 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     @Option(name: .customLong("client-secret"), help: ArgumentHelp(ProviderSetting.clientSecret.help))
     var clientSecret: String?
 
+    @Option(
+        name: .customLong("client-secret-file"),
+        help: "A file holding the client secret (only you may read it), or - for standard input.")
+    var clientSecretFile: String?
+
     @Option(name: .long, help: ArgumentHelp(ProviderSetting.scope.help))
     var scope: String?
 
@@ -129,8 +134,15 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         for (variable, key) in variables {
             if let value = environment[variable], !value.isEmpty { object[key] = .string(value) }
         }
+        if clientSecret != nil {
+            CommandSupport.warn(
+                "--client-secret puts the secret in the process list, where every user of this machine can read it;"
+                    + " use --client-secret-file or NATIVEAUTH_CLIENT_SECRET")
+        }
+        let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try SecretFile.read(path) }
         let flags: [(String, String?)] = [
-            ("issuer", issuer), ("client_id", clientID), ("client_secret", clientSecret), ("scope", scope),
+            ("issuer", issuer), ("client_id", clientID), ("client_secret", secretFromFile ?? clientSecret),
+            ("scope", scope),
             ("client_auth", clientAuth), ("provider", provider), ("store", store),
         ]
         for (key, value) in flags {

@@ -47,6 +47,52 @@ import Testing
                 "error: configuration_invalid: the configuration file \(config) is not valid JSON: line 2"))
     }
 
+    /// A client secret on the command line is visible to every user (`ps`): it is accepted with a
+    /// warning. A secret file (or `-`, standard input) is the way to pass one, and a file, or a
+    /// configuration file holding a secret, that others can read is refused with the fix.
+    @Test func clientSecretsComeFromPrivateFilesOrStandardInput() async throws {
+        let secret = "Sandbox-Client-Secret-File-0001"
+        let client = SandboxAuthorizationServer.Client(id: "confidential", secret: secret)
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let secretFile = directory.path + "/secret"
+        try (secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", "confidential", "--store", directory.path + "/s",
+        ]
+        let browser = ["BROWSER": redirectFollowingBrowser]
+
+        #expect(chmod(secretFile, 0o644) == 0)
+        let open = try await run(cli, ["login", "--client-secret-file", secretFile] + connection, environment: browser)
+        #expect(open.status == 1)
+        #expect(open.stderr.contains("other users can read or change it") && open.stderr.contains("chmod 600"))
+
+        #expect(chmod(secretFile, 0o600) == 0)
+        let login = try await run(
+            cli, ["login", "--client-secret-file", secretFile] + connection, environment: browser)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(!login.stderr.contains("--client-secret puts"))
+
+        let piped = try RunningCommand(cli, ["refresh", "--client-secret-file", "-"] + connection)
+        piped.type(secret + "\n")
+        let refresh = await piped.finish(closeInput: true)
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+
+        let onArgv = try await run(cli, ["refresh", "--client-secret", secret] + connection)
+        #expect(onArgv.status == 0)
+        #expect(onArgv.stderr.contains("warning: --client-secret puts the secret in the process list"))
+
+        let config = directory.path + "/config.json"
+        try #"{"client_secret": "\#(secret)"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(chmod(config, 0o644) == 0)
+        let readable = try await run(cli, ["refresh", "--config", config] + connection)
+        #expect(readable.status == 1)
+        #expect(readable.stderr.contains("\(config) holds a client secret but other users can read or change it"))
+        #expect(chmod(config, 0o600) == 0)
+        #expect(try await run(cli, ["refresh", "--config", config] + connection).status == 0)
+        await sandbox.stop()
+    }
+
     @Test func argumentErrorsKeepArgumentParsersCode() async throws {
         let result = try await run(cli, ["login", "--port", "not-a-number"])
         #expect(result.status == 64)

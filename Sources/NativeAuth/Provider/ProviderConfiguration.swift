@@ -175,6 +175,7 @@ public struct ProviderConfiguration: Sendable {
             else {
                 throw AuthError(.configurationInvalid, "the configuration file \(path) does not hold a JSON object")
             }
+            if object.contains(ProviderSetting.clientSecret.key) { try checkPrivate(path) }
             return object
         } catch let error as JSONParseError {
             throw AuthError(
@@ -184,6 +185,30 @@ public struct ProviderConfiguration: Sendable {
             )
         } catch {
             throw error as? AuthError ?? AuthError(.configurationInvalid, "cannot read \(path)", underlying: error)
+        }
+    }
+}
+
+extension ProviderConfiguration {
+    /// Refuses a file that holds a secret when another user could read or change it: it must be the
+    /// user's own (or root's) and give nothing to group or others.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) with the command that fixes it.
+    public static func checkPrivate(_ path: String) throws(AuthError) {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw AuthError(.configurationInvalid, "cannot read the attributes of \(path)", underlying: error)
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
+        let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+        guard mode & 0o077 == 0, owner == getuid() || owner == 0 else {
+            throw AuthError(
+                .configurationInvalid,
+                "\(path) holds a client secret but other users can read or change it",
+                hint: "run: chmod 600 '\(path)' (and make it yours), or keep the secret elsewhere"
+            )
         }
     }
 }

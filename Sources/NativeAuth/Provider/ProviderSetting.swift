@@ -53,7 +53,9 @@ extension ProviderSetting {
     public static let clientID = ProviderSetting("client_id", help: "The OAuth client id.")
     /// `client_secret`: the secret of a confidential client.
     public static let clientSecret = ProviderSetting(
-        "client_secret", help: "The client secret, for confidential clients.")
+        "client_secret",
+        help: "The client secret, for confidential clients. On a command line it is visible to every user"
+            + " (ps); prefer a file only you can read, or the environment.")
     /// `scope`: the scopes to ask for.
     public static let scope = ProviderSetting("scope", help: "The scopes to ask for, space-separated.")
     /// `client_auth`: how the client authenticates at the token endpoint.
