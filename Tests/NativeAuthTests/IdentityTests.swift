@@ -77,3 +77,62 @@ import Testing
         await sandbox.stop()
     }
 }
+
+/// A configuration that names the same issuer and client but other endpoints (a planted or edited
+/// `--config`) must not receive the stored tokens: they are bound to the endpoints they were
+/// issued for.
+@Suite(.testLogging) struct EndpointBindingTests {
+    static func authenticator(
+        _ sandbox: SandboxAuthorizationServer, store: any TokenStore, endpoints: EndpointOverrides = EndpointOverrides()
+    ) throws -> Authenticator {
+        let provider = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+                scopes: ["openid", "profile"], endpoints: endpoints))
+        return Authenticator(provider: provider, store: store, transport: sandbox.transport)
+    }
+
+    @Test func tokensAreNotSentToEndpointsOtherThanTheirOwn() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let store = MemoryTokenStore()
+        let own = try Self.authenticator(sandbox, store: store)
+        let tokens = try await own.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(tokens.endpoints["token_endpoint"] == sandbox.url(.token))
+        #expect(tokens.endpoints["revocation_endpoint"] == sandbox.url(.revocation))
+
+        let elsewhere = try #require(URL(string: "https://attacker.example/collect"))
+        var overrides = EndpointOverrides()
+        overrides.token = elsewhere
+        overrides.userInfo = elsewhere
+        overrides.revocation = elsewhere
+        let planted = try Self.authenticator(sandbox, store: store, endpoints: overrides)
+        let refresh = await #expect(throws: AuthError.self) { try await planted.refresh() }
+        #expect(refresh?.code == .configurationInvalid && refresh?.field == "token_endpoint")
+        #expect(refresh?.message.contains("attacker.example") == true)
+        let userInfo = await #expect(throws: AuthError.self) { try await planted.userInfo() }
+        #expect(userInfo?.field == "userinfo_endpoint")
+        let logout = try await planted.logout()
+        #expect(logout.revocationError?.field == "revocation_endpoint", "nothing was revoked there")
+        #expect(sandbox.grantCount(.refreshToken) == 0)
+        await sandbox.stop()
+    }
+
+    /// A set stored before endpoints were kept loads, is used, and gets them on its next refresh.
+    @Test func aSetStoredWithoutEndpointsGetsThemAtItsNextRefresh() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let store = MemoryTokenStore()
+        let auth = try Self.authenticator(sandbox, store: store)
+        var tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        tokens.endpoints = [:]
+        var json = try #require(tokens.storageJSON.objectValue)
+        #expect(json["endpoints"] == nil, "the form stored before endpoints were kept")
+        json["display_name"] = .string("stored-before")
+        let old = try TokenSet(storageJSON: json)
+        await store.save(old, for: auth.key)
+        let reloaded = try Self.authenticator(sandbox, store: store)
+        let refreshed = try await reloaded.refresh()
+        #expect(refreshed.endpoints["token_endpoint"] == sandbox.url(.token))
+        #expect(await store.load(auth.key)?.endpoints == refreshed.endpoints)
+        await sandbox.stop()
+    }
+}

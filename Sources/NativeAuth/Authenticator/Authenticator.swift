@@ -124,6 +124,8 @@ public final class Authenticator: Sendable {
 
     /// Stores the tokens of a new sign-in, and notes who signed in.
     private func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
+        var tokens = tokens
+        tokens.endpoints = TokenSet.endpoints(of: try await client.metadata())
         try await lifecycle.adopt(tokens)
         client.logger.info(message, metadata: ["subject": "\(TerminalText.sanitized(tokens.subject ?? "unknown"))"])
         return tokens
@@ -221,6 +223,7 @@ public final class Authenticator: Sendable {
         guard let endpoint = try await metadata().userInfoEndpoint else {
             throw AuthError(.configurationInvalid, "the provider has no userinfo endpoint", operation: .userInfo)
         }
+        try await lifecycle.current()?.checkIssued(for: "userinfo_endpoint", at: endpoint, operation: .userInfo)
         var request = HTTPRequest(method: .get, url: endpoint)
         request.headerFields[.accept] = "application/json"
         let (response, body) = try await lifecycle.send(request, body: nil)

@@ -55,7 +55,8 @@ package enum TokenResponseDecoder {
             expiresAt: expiresAt,
             issuedAt: context.receivedAt,
             subject: previous?.subject,
-            displayName: previous?.displayName
+            displayName: previous?.displayName,
+            endpoints: previous?.endpoints ?? [:]
         )
     }
 }

@@ -47,7 +47,12 @@ package struct LogoutFlow: Sendable {
         let tokens = try await removeTokens()
         if let metadata, let endpoint = metadata.revocationEndpoint, let tokens {
             result.revocationAttempted = true
-            result.revocationError = await revoke(tokens, at: endpoint, metadata: metadata)
+            do {
+                try tokens.checkIssued(for: "revocation_endpoint", at: endpoint, operation: .logout)
+                result.revocationError = await revoke(tokens, at: endpoint, metadata: metadata)
+            } catch {
+                result.revocationError = error
+            }
         }
         client.logger.info(
             "signed out", metadata: ["revoked": "\(result.revocationAttempted && result.revocationError == nil)"])

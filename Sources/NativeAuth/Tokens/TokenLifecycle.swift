@@ -174,8 +174,12 @@ package actor TokenLifecycle {
     /// failure in ``lastRefreshIDTokenError``.
     private func sendRefresh(_ current: TokenSet, refreshToken: String) async throws -> TokenSet {
         let metadata = try await client.metadata()
+        // Not to a token endpoint (or keys) other than the ones the tokens were issued for.
+        try current.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
+        try current.checkIssued(for: "jwks_uri", at: metadata.jwksURI, operation: .refresh)
         var tokens = try await client.tokens(
             for: .refreshToken(refreshToken), metadata: metadata, requestedScopes: current.scopes, previous: current)
+        tokens.endpoints = TokenSet.endpoints(of: metadata)
         lastRefreshIDTokenError = nil
         if tokens.idToken != nil, tokens.idToken != current.idToken {
             do {

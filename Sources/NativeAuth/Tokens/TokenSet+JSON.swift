@@ -18,6 +18,11 @@ extension TokenSet {
         object["issued_at_ms"] = .integer(Self.milliseconds(issuedAt))
         if let subject { object["subject"] = .string(subject) }
         if let displayName { object["display_name"] = .string(displayName) }
+        if !endpoints.isEmpty {
+            var issued = JSONObject()
+            for (name, url) in endpoints.sorted(by: { $0.key < $1.key }) { issued[name] = .string(url.absoluteString) }
+            object["endpoints"] = .object(issued)
+        }
         return .object(object)
     }
 
@@ -30,6 +35,16 @@ extension TokenSet {
                 key: "version", problem: .wrongKind(expected: "version 1", found: "version \(version)"))
         }
         let issued = try object.requiredInteger("issued_at_ms")
+        var endpoints: [String: URL] = [:]
+        if let stored = try object.object("endpoints") {
+            for member in stored {
+                guard case .string(let text) = member.value, let url = URL(string: text) else {
+                    throw JSONFieldError(
+                        key: "endpoints", problem: .wrongKind(expected: "URLs", found: "something else"))
+                }
+                endpoints[member.key] = url
+            }
+        }
         self.init(
             accessToken: try object.requiredString("access_token"),
             tokenType: try object.string("token_type") ?? "Bearer",
@@ -39,7 +54,8 @@ extension TokenSet {
             expiresAt: try object.integer("expires_at_ms").map { Self.date(milliseconds: $0) },
             issuedAt: Self.date(milliseconds: issued),
             subject: try object.string("subject"),
-            displayName: try object.string("display_name")
+            displayName: try object.string("display_name"),
+            endpoints: endpoints
         )
     }
 }

@@ -29,6 +29,12 @@ public struct TokenSet: Sendable, Equatable {
     public var subject: String?
     /// A name to show for the account (`preferred_username`, `email` or `name`), when known.
     public var displayName: String?
+    /// The provider's endpoints the tokens were issued for, by metadata name (`token_endpoint`,
+    /// `revocation_endpoint`, `userinfo_endpoint`, `jwks_uri`). The tokens are never sent to an
+    /// endpoint of that name that differs (a configuration that names the same issuer and client but
+    /// other endpoints). Empty for sets stored before endpoints were kept: they get them on their
+    /// next refresh.
+    public var endpoints: [String: URL]
 
     /// Creates a token set.
     public init(
@@ -40,7 +46,8 @@ public struct TokenSet: Sendable, Equatable {
         expiresAt: Date? = nil,
         issuedAt: Date,
         subject: String? = nil,
-        displayName: String? = nil
+        displayName: String? = nil,
+        endpoints: [String: URL] = [:]
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -51,6 +58,30 @@ public struct TokenSet: Sendable, Equatable {
         self.issuedAt = Self.wholeMilliseconds(issuedAt)
         self.subject = subject
         self.displayName = displayName
+        self.endpoints = endpoints
+    }
+
+    /// The endpoints of `metadata` that tokens are bound to.
+    package static func endpoints(of metadata: ProviderMetadata) -> [String: URL] {
+        var endpoints = ["token_endpoint": metadata.tokenEndpoint]
+        endpoints["revocation_endpoint"] = metadata.revocationEndpoint
+        endpoints["userinfo_endpoint"] = metadata.userInfoEndpoint
+        endpoints["jwks_uri"] = metadata.jwksURI
+        return endpoints
+    }
+
+    /// Throws when the set was issued for another `name` endpoint than `url`; sets that recorded
+    /// none pass.
+    package func checkIssued(for name: String, at url: URL?, operation: AuthOperation) throws(AuthError) {
+        guard let issued = endpoints[name], let url, issued != url else { return }
+        throw AuthError(
+            .configurationInvalid,
+            "the stored tokens were issued for the \(name) \(Redaction.scrubURL(issued.absoluteString)), but the"
+                + " configuration names \(Redaction.scrubURL(url.absoluteString)); they are not sent there",
+            hint: "sign in again with this configuration, or use the one the tokens were issued with",
+            operation: operation,
+            field: name
+        )
     }
 
     /// Milliseconds since 1970, the precision token sets keep; dates beyond what 64 bits of
@@ -113,6 +144,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "issuedAt": issuedAt,
                 "subject": subject as Any,
                 "displayName": displayName as Any,
+                "endpoints": endpoints,
             ],
             displayStyle: .struct
         )
