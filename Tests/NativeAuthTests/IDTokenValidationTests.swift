@@ -140,12 +140,15 @@ private struct TrustingProvider: AuthProvider {
 }
 
 /// Signs with jwt-kit.
-private func sign(_ claims: Claims, es256 key: ES256PrivateKey, kid: String?) async throws -> String {
+private func sign(
+    _ claims: Claims, es256 key: ES256PrivateKey, kid: String?, crit: [String]? = nil
+) async throws -> String {
     let keys = JWTKeyCollection()
     await keys.add(ecdsa: key, kid: kid.map { JWKIdentifier(string: $0) })
     var header = JWTHeader()
     header.alg = "ES256"
     if let kid { header.kid = kid }
+    if let crit { header.crit = crit }
     return try await keys.sign(claims, header: header)
 }
 
@@ -445,6 +448,43 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         #expect(kept?.accessToken == first.accessToken && kept?.idToken == first.idToken)
         #expect(kept?.refreshToken == nil)
         #expect(await auth.lastRefreshIDTokenError?.message.contains(reason) == true)
+        await server.server.stop()
+    }
+
+    /// The key a `kid` names must fit the token's algorithm (RFC 8725 §3.1): an RSA key under the
+    /// ES256 token's `kid` is refused as such, before any signature check.
+    @Test func aKeyOfAnotherTypeUnderTheKidIsRefused() async throws {
+        let server = try await SigningServer.start()
+        let key = ES256PrivateKey()
+        server.setKeys([
+            #"{"kty": "RSA", "kid": "k1", "use": "sig", "n": "sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1WlUzewbgBHod5pcM9H95GQRV3JDXboIRROSBigeC5yjU1hGzHHyXss8UDprecbAYxknTcQkhslANGRUZmdTOQ5qTRsLAt6BTYuyvVRdhS8exSZEy_c4gs_7svlJJQ4H9_NxsiIoLwAEk7-Q3UXERGYw_75IDrGA84-lA_-Ct4eTlXHBIY2EaV7t7LjJaynVJCpkv4LKjTTAumiGUIuQhrNhZLuF_RJLqHpM2kgWFLU7-VTdL1VbC2tejvcI2BlMkEpk1BzBZI0KQB0GaDWFLN-aEAw3vRw", "e": "AQAB"}"#
+        ])
+        server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: key, kid: "k1")) ?? "" }
+        try await expectRefusal(server, #"the JWKS key with kid "k1" (RSA) does not fit alg ES256"#)
+        await server.server.stop()
+    }
+
+    /// A key published for encryption never checks a signature, even under the right `kid`.
+    @Test(arguments: [#""use": "enc""#, #""key_ops": ["encrypt"]"#])
+    func aKeyForEncryptionIsNotUsed(member: String) async throws {
+        let server = try await SigningServer.start()
+        let key = ES256PrivateKey()
+        let jwk = try publicJWK(key, kid: "k1").replacingOccurrences(of: #""use": "sig""#, with: member)
+        server.setKeys([jwk])
+        server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: key, kid: "k1")) ?? "" }
+        try await expectRefusal(server, #"no key with kid "k1""#)
+        await server.server.stop()
+    }
+
+    /// A header with critical extensions NativeAuth does not understand is refused (RFC 7515 §4.1.11).
+    @Test func criticalHeaderExtensionsAreRefused() async throws {
+        let server = try await SigningServer.start()
+        let key = ES256PrivateKey()
+        server.setKeys([try publicJWK(key, kid: "k1")])
+        server.issue { nonce in
+            (try? await sign(server.claims(nonce: nonce), es256: key, kid: "k1", crit: ["exp"])) ?? ""
+        }
+        try await expectRefusal(server, "critical extensions")
         await server.server.stop()
     }
 }

@@ -83,6 +83,10 @@ struct IDTokenValidator {
         }
         guard let algorithm = try? header.string("alg") else { throw invalid("its header has no \"alg\"") }
         let keyID = try? header.string("kid")
+        // RFC 7515 §4.1.11: extensions the recipient must understand; NativeAuth understands none.
+        if header.contains("crit") {
+            throw invalid("its header names critical extensions (\"crit\"), which NativeAuth does not understand")
+        }
 
         if options.insecureSkipSignatureCheck {
             logger.warning("the ID token's signature is NOT checked (insecureSkipSignatureCheck)")
@@ -153,10 +157,14 @@ struct IDTokenValidator {
     private func selectKey(_ jwks: JWKSCache, algorithm: String, keyID: String?) async throws -> JWK {
         var (keys, generation) = try await jwks.keys(using: client)
         if let keyID {
-            if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) { return key }
+            if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) {
+                return try Self.checked(key, keyID: keyID, algorithm: algorithm, invalid: invalid)
+            }
             logger.debug("unknown kid: fetching the JWKS again", metadata: ["kid": "\(keyID)"])
             (keys, generation) = try await jwks.refetch(after: generation, using: client)
-            if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) { return key }
+            if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) {
+                return try Self.checked(key, keyID: keyID, algorithm: algorithm, invalid: invalid)
+            }
             throw invalid(
                 "no key with kid \"\(keyID)\" in the JWKS at \(Redaction.scrubURL(jwks.url.absoluteString)),"
                     + " even after fetching it again"
@@ -173,6 +181,19 @@ struct IDTokenValidator {
                 "it has no kid, and the JWKS has \(candidates.count) keys for \(algorithm): the signing key is ambiguous"
             )
         }
+    }
+
+    /// The key named by `kid`, when its type, curve and own `alg` fit the token's algorithm (an
+    /// RSA key is never used for ES256, nor a P-384 key for ES256: RFC 8725 §3.1).
+    private static func checked(
+        _ key: JWK, keyID: String, algorithm: String, invalid: (String, (any Error)?) -> AuthError
+    ) throws -> JWK {
+        guard fits(key, algorithm: algorithm) else {
+            throw invalid(
+                "the JWKS key with kid \"\(keyID)\" (\(key.keyType.rawValue)"
+                    + "\(key.algorithm.map { ", alg \($0.rawValue)" } ?? "")) does not fit alg \(algorithm)", nil)
+        }
+        return key
     }
 
     private static func fits(_ key: JWK, algorithm: String) -> Bool {

@@ -37,6 +37,11 @@ package enum JOSEParsing {
         let decoder = JSONDecoder()
         return .success(
             entries.compactMap { entry in
+                // A key published for encryption (`use` other than `sig`, `key_ops` without
+                // `verify`) never checks a signature (RFC 7517 §4.2, §4.3; RFC 8725 §3.1).
+                let object = entry.objectValue
+                if let use = try? object?.string("use"), use != "sig" { return nil }
+                if let operations = try? object?.stringList("key_ops"), !operations.contains("verify") { return nil }
                 guard let bytes = try? entry.encoded() else { return nil }
                 return try? decoder.decode(JWK.self, from: Data(bytes))
             })
