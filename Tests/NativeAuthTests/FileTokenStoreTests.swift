@@ -75,6 +75,59 @@ import Testing
         #expect(error?.hint == "run: chmod 700 '\(directory)'")
     }
 
+    /// A directory above the store that other users can change (writable by others without root's
+    /// sticky bit, or owned by another user) would let them replace the store's path: refused,
+    /// naming that directory. Root's sticky `/tmp` is fine.
+    @Test func aDirectoryAboveTheStoreThatOthersCanChangeIsRefused() throws {
+        let temporary = try TemporaryDirectory()
+        let shared = temporary.path + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        #expect(chmod(shared, 0o777) == 0)
+        let store = FileTokenStore(directory: shared + "/me/store")
+        let error = #expect(throws: AuthError.self) { try store.save(tokens, for: key) }
+        #expect(
+            error?.message.contains("the directory \(shared) above the token store can be changed by other users")
+                == true)
+        #expect(chmod(shared, 0o1777) == 0)
+        if geteuid() == 0 {
+            try store.save(tokens, for: key)  // root's and sticky, like /tmp
+        } else {
+            #expect(throws: AuthError.self, "sticky, but not root's") { try store.save(tokens, for: key) }
+        }
+        #expect(chmod(shared, 0o755) == 0)
+        try store.save(tokens, for: key)
+        #expect(try store.load(key) == tokens)
+    }
+
+    /// A directory above the store that belongs to another user (a real second uid) is refused:
+    /// its owner could rename the store away and plant another.
+    @Test(.enabled(if: OtherUser.isAvailable, "\(OtherUser.unavailableReason ?? "")"))
+    func aDirectoryAboveTheStoreOwnedByAnotherUserIsRefused() async throws {
+        let uid = try await OtherUser.uid()
+        let temporary = try TemporaryDirectory()
+        let theirs = temporary.path + "/theirs"
+        try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
+        #expect(chmod(theirs, 0o755) == 0)
+        #expect(chown(theirs, uid, 0) == 0)
+        let store = FileTokenStore(directory: theirs + "/store")
+        let error = #expect(throws: AuthError.self) { try store.save(tokens, for: key) }
+        #expect(error?.message.contains("owner uid \(uid)") == true)
+    }
+
+    /// The store's own path must be a directory, not a symbolic link to one (which could be swapped
+    /// for a link elsewhere between the checks and the use).
+    @Test func aStorePathThatIsASymbolicLinkIsRefused() throws {
+        let temporary = try TemporaryDirectory()
+        let real = temporary.path + "/real"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        #expect(chmod(real, 0o700) == 0)
+        let linked = temporary.path + "/linked"
+        #expect(symlink(real, linked) == 0)
+        let error = #expect(throws: AuthError.self) { try FileTokenStore(directory: linked).save(tokens, for: key) }
+        #expect(error?.message.contains("is a symbolic link") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real).isEmpty, "nothing was written through it")
+    }
+
     @Test func aDamagedFileIsReportedAndKept() throws {
         let store = FileTokenStore(directory: try TemporaryDirectory().path + "/s")
         try store.save(tokens, for: key)

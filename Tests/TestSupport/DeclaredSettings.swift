@@ -31,7 +31,7 @@ public func problemsWithDeclaredSettings(
         }
     }
     // Every setting through its environment variable at once: `status` builds the provider.
-    var environment = ["NATIVEAUTH_CLIENT_ID": "settings-test", "NATIVEAUTH_STORE": store.path]
+    var environment = ["NATIVEAUTH_CLIENT_ID": "settings-test", "NATIVEAUTH_STORE": store.path + "/store"]
     for setting in settings { environment[setting.environmentVariable] = value(for: setting) }
     let status = try await run(cli, ["status"] + arguments, environment: environment)
     if status.status != 0 { problems.append("the environment variables did not build the provider: \(status.stderr)") }

@@ -33,9 +33,13 @@ public struct FileTokenLock: TokenLock {
         timeout: Duration,
         _ body: @Sendable () async throws -> T
     ) async throws -> T {
-        try PrivateDirectory(path: directory).prepare()
         let path = path(for: key)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let descriptor = try {
+            let handle = try PrivateDirectory(path: directory).open()
+            return openat(
+                handle.descriptor, FileTokenStore.name(for: key) + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                0o600)
+        }()
         guard descriptor >= 0 else { throw PrivateDirectory.failure("cannot open the lock file \(path)", errno: errno) }
         defer { close(descriptor) }  // closing releases the lock, also if the body throws
         try PrivateDirectory.checkPrivate(descriptor: descriptor, path: path, isDirectory: false)

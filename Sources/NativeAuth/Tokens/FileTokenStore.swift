@@ -72,13 +72,20 @@ public struct FileTokenStore: TokenStore {
     static let filePrefix = "tokens-"
 
     public func load(_ key: TokenKey) throws -> TokenSet? {
-        guard let object = try readObject(at: path(for: key)) else { return nil }
+        guard FileManager.default.fileExists(atPath: directory) else { return nil }
+        let handle = try privateDirectory.open()
+        guard let object = try readObject(Self.name(for: key), in: handle) else { return nil }
         return try tokens(in: object, path: path(for: key))
+    }
+
+    /// The name of the file for `key` in the directory.
+    static func name(for key: TokenKey) -> String {
+        (path(for: key, in: "") as NSString).lastPathComponent
     }
 
     public func keys() throws -> [TokenKey] {
         guard FileManager.default.fileExists(atPath: directory) else { return [] }
-        try privateDirectory.prepare()  // refuses a directory others can enter
+        let handle = try privateDirectory.open()  // refuses a directory others can enter
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -89,7 +96,7 @@ public struct FileTokenStore: TokenStore {
         for name in names where name.hasPrefix(Self.filePrefix) && name.hasSuffix(".json") {
             let path = directory + "/" + name
             // A file written before keys were recorded, or renamed, is not listed: its key is unknown.
-            guard let object = try readObject(at: path), let stored = try? object.object("key"),
+            guard let object = try readObject(name, in: handle), let stored = try? object.object("key"),
                 let key = try? TokenKey(storageJSON: stored), self.path(for: key) == path
             else { continue }
             keys.append(key)
@@ -97,10 +104,11 @@ public struct FileTokenStore: TokenStore {
         return keys
     }
 
-    /// The JSON object of the file at `path`, after the checks every token file gets; `nil` when
-    /// there is no such file.
-    private func readObject(at path: String) throws -> JSONObject? {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    /// The JSON object of the file `name` in the directory, after the checks every token file gets;
+    /// `nil` when there is no such file.
+    private func readObject(_ name: String, in directory: borrowing PrivateDirectory.Handle) throws -> JSONObject? {
+        let path = self.directory + "/" + name
+        let descriptor = openat(directory.descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT { return nil }
             throw PrivateDirectory.failure("cannot open the token file \(path)", errno: errno)
@@ -138,8 +146,9 @@ public struct FileTokenStore: TokenStore {
     }
 
     public func save(_ tokens: TokenSet, for key: TokenKey) throws {
-        try privateDirectory.prepare()
+        let handle = try privateDirectory.open()
         let path = path(for: key)
+        let name = Self.name(for: key)
         let bytes: [UInt8]
         do {
             var object = tokens.storageJSON.objectValue ?? JSONObject()
@@ -148,19 +157,17 @@ public struct FileTokenStore: TokenStore {
         } catch {
             throw AuthError(.tokenStoreFailed, "cannot encode the token set", underlying: error)
         }
-        removeStaleTemporaryFiles()
-        var template = Array((directory + "/" + Self.temporaryPrefix + "XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return -1 }
-            return mkstemp(base)
-        }
+        removeStaleTemporaryFiles(in: handle)
+        let temporaryName = Self.temporaryPrefix + SecureRandom.token(bytes: 9)
+        let temporary = directory + "/" + temporaryName
+        let descriptor = openat(
+            handle.descriptor, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw PrivateDirectory.failure("cannot create a temporary file in \(directory)", errno: errno)
         }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var committed = false
         defer {
-            if !committed { unlink(temporary) }
+            if !committed { unlinkat(handle.descriptor, temporaryName, 0) }
         }
         // The lock on the temporary file says "a writer is alive" until the file is renamed and
         // closed; the kernel drops it when the process dies, however it dies.
@@ -173,11 +180,11 @@ public struct FileTokenStore: TokenStore {
         guard fsync(descriptor) == 0 else {
             throw PrivateDirectory.failure("cannot flush \(temporary) to disk", errno: errno)
         }
-        guard rename(temporary, path) == 0 else {
+        guard renameat(handle.descriptor, temporaryName, handle.descriptor, name) == 0 else {
             throw PrivateDirectory.failure("cannot move the new token file into place at \(path)", errno: errno)
         }
         committed = true
-        privateDirectory.sync()
+        _ = fsync(handle.descriptor)  // the rename, durable (best effort: some file systems refuse)
     }
 
     /// The name of a temporary file `save` writes before renaming it into place.
@@ -185,12 +192,11 @@ public struct FileTokenStore: TokenStore {
 
     /// Removes what writers that died mid-save (a crash, `kill -9`, power loss) left: temporary
     /// files that nobody holds a lock on and that were not written for a second. Best effort.
-    private func removeStaleTemporaryFiles() {
+    private func removeStaleTemporaryFiles(in handle: borrowing PrivateDirectory.Handle) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         let now = Date().timeIntervalSince1970
         for name in names where name.hasPrefix(Self.temporaryPrefix) {
-            let path = directory + "/" + name
-            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            let descriptor = openat(handle.descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
             guard descriptor >= 0 else { continue }  // renamed or removed meanwhile
             defer { close(descriptor) }
             let status = nativeauth_fstat(descriptor)
@@ -198,16 +204,17 @@ public struct FileTokenStore: TokenStore {
             guard status.error == 0, status.uid == geteuid(), now - Double(status.modified_seconds) > 1,
                 flock(descriptor, LOCK_EX | LOCK_NB) == 0
             else { continue }
-            unlink(path)
+            unlinkat(handle.descriptor, name, 0)
         }
     }
 
     public func remove(_ key: TokenKey) throws {
-        let path = path(for: key)
-        if unlink(path) != 0, errno != ENOENT {
-            throw PrivateDirectory.failure("cannot remove the token file \(path)", errno: errno)
+        guard FileManager.default.fileExists(atPath: directory) else { return }
+        let handle = try privateDirectory.open()
+        if unlinkat(handle.descriptor, Self.name(for: key), 0) != 0, errno != ENOENT {
+            throw PrivateDirectory.failure("cannot remove the token file \(path(for: key))", errno: errno)
         }
-        privateDirectory.sync()
+        _ = fsync(handle.descriptor)
     }
 
     private func readAll(_ descriptor: Int32, path: String) throws -> [UInt8] {

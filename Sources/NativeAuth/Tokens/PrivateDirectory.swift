@@ -7,36 +7,99 @@ internal import Foundation
     import Darwin
 #endif
 
+/// `open(2)` of a directory, without following a symbolic link in its last component (outside
+/// ``PrivateDirectory``, whose `open()` would shadow the C function).
+private func openDirectoryNoFollow(_ path: String) -> Int32 {
+    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+}
+
 /// A directory only its owner may enter, and the checks every file in it gets: what
 /// ``FileTokenStore`` and ``FileTokenLock`` share.
+///
+/// Work happens through one descriptor of the directory (``open()``): the files in it are
+/// reached with `openat`, `renameat` and `unlinkat`, so a directory swapped for a symbolic link
+/// after the checks changes nothing. The directory itself must not be a symbolic link, and no
+/// directory above it may be changeable by another user (one writable by others, unless it is
+/// root's and sticky like `/tmp`, or one owned by another user), as OpenSSH's `safe_path` demands:
+/// such a user could otherwise replace the store's path.
 struct PrivateDirectory: Sendable {
     let path: String
 
+    /// An open descriptor of the directory; close it with `close`.
+    struct Handle: ~Copyable {
+        let descriptor: Int32
+        let path: String
+
+        deinit { close(descriptor) }
+    }
+
     /// Creates the directory (and missing parents) with mode 0700, or checks the existing one.
     func prepare() throws(AuthError) {
+        _ = try open()
+    }
+
+    /// The directory, created with mode 0700 when missing, checked, and open.
+    func open() throws(AuthError) -> Handle {
         let info = nativeauth_stat(path)
-        if info.error == 0 {
-            guard mode_t(truncatingIfNeeded: info.mode) & S_IFMT == S_IFDIR else {
-                throw AuthError(.tokenStoreFailed, "the token store path \(path) is not a directory")
+        var created = false
+        if info.error == ENOENT {
+            var current = path.hasPrefix("/") ? "" : "."
+            for component in path.split(separator: "/") {
+                current += "/" + component
+                if mkdir(current, 0o700) != 0, errno != EEXIST {
+                    throw Self.failure("cannot create the token directory \(current)", errno: errno)
+                }
             }
-            let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw Self.failure("cannot open the token directory \(path)", errno: errno) }
-            defer { close(descriptor) }
-            try Self.checkPrivate(descriptor: descriptor, path: path, isDirectory: true)
-            return
-        }
-        guard info.error == ENOENT else {
+            created = true
+        } else if info.error != 0 {
             throw Self.failure("cannot inspect the token directory \(path)", errno: info.error)
         }
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST {
-                throw Self.failure("cannot create the token directory \(current)", errno: errno)
+        try checkAncestors()
+        let descriptor = openDirectoryNoFollow(path)
+        guard descriptor >= 0 else {
+            if errno == ELOOP || errno == ENOTDIR {
+                throw AuthError(
+                    .tokenStoreFailed, "the token store path \(path) is a symbolic link or not a directory",
+                    hint: "use a real directory of your own (--store DIR)")
             }
+            throw Self.failure("cannot open the token directory \(path)", errno: errno)
         }
-        // mkdir's mode is filtered by the umask: set it exactly.
-        guard chmod(path, 0o700) == 0 else { throw Self.failure("cannot set mode 0700 on \(path)", errno: errno) }
+        let handle = Handle(descriptor: descriptor, path: path)
+        // mkdir's mode is filtered by the umask: set it exactly, on what was opened.
+        if created, fchmod(descriptor, 0o700) != 0 {
+            throw Self.failure("cannot set mode 0700 on \(path)", errno: errno)
+        }
+        try Self.checkPrivate(descriptor: descriptor, path: path, isDirectory: true)
+        return handle
+    }
+
+    /// Refuses the store when a directory above it can be changed by another user.
+    private func checkAncestors() throws(AuthError) {
+        let parent = (path as NSString).deletingLastPathComponent
+        guard let resolved = realpath(parent.isEmpty ? "." : parent, nil) else {
+            throw Self.failure("cannot resolve the directory above \(path)", errno: errno)
+        }
+        var current = String(cString: resolved)
+        free(resolved)
+        let me = geteuid()
+        while true {
+            let info = nativeauth_stat(current)
+            guard info.error == 0 else { throw Self.failure("cannot inspect \(current)", errno: info.error) }
+            let mode = mode_t(truncatingIfNeeded: info.mode)
+            let writableByOthers = mode & 0o022 != 0
+            let stickyRoot = mode & S_ISVTX != 0 && info.uid == 0
+            if (info.uid != 0 && info.uid != me) || (writableByOthers && !stickyRoot) {
+                throw AuthError(
+                    .tokenStoreFailed,
+                    "the directory \(current) above the token store can be changed by other users"
+                        + " (owner uid \(info.uid), mode \(String(mode & 0o7777, radix: 8)))",
+                    hint: "keep the token store under a directory only you (or root) can change (--store DIR)"
+                )
+            }
+            if current == "/" { return }
+            current = (current as NSString).deletingLastPathComponent
+            if current.isEmpty { current = "/" }
+        }
     }
 
     /// Refuses a file or directory that belongs to someone else, that others may access, or (for
@@ -64,15 +127,6 @@ struct PrivateDirectory: Sendable {
                 hint: "run: chmod \(wanted) '\(path)'"
             )
         }
-    }
-
-    /// Makes a rename in the directory durable. Best effort: some file systems refuse `fsync` on
-    /// directories.
-    func sync() {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 
     static func failure(_ message: String, errno code: Int32) -> AuthError {
