@@ -102,6 +102,41 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A store whose saves fail once `failing` is set (a full disk, say).
+    struct FailingSaves: TokenStore {
+        let base = MemoryTokenStore()
+        let failing = Shared(false)
+        var lock: InProcessTokenLock { base.lock }
+        func load(_ key: TokenKey) async throws -> TokenSet? { await base.load(key) }
+        func save(_ tokens: TokenSet, for key: TokenKey) async throws {
+            if failing.value { throw AuthError(.tokenStoreFailed, "the disk is full") }
+            await base.save(tokens, for: key)
+        }
+        func remove(_ key: TokenKey) async throws { await base.remove(key) }
+        func keys() async throws -> [TokenKey] { await base.keys() }
+    }
+
+    /// A save that fails after a rotating refresh: the new refresh token (the old one is spent) is
+    /// kept in memory and used, and the error says so.
+    @Test func aFailedSaveAfterARefreshKeepsTheNewTokensInMemory() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let store = FailingSaves()
+        let auth = try await signedIn(sandbox, store: store)
+        let before = try #require(try await auth.currentTokens())
+        store.failing.update { $0 = true }
+        let error = await #expect(throws: AuthError.self) { try await auth.refresh() }
+        #expect(error?.code == .tokenStoreFailed)
+        #expect(error?.message.contains("this process keeps them in memory") == true)
+        let kept = try #require(try await auth.currentTokens())
+        #expect(kept.refreshToken != before.refreshToken && kept.accessToken != before.accessToken)
+        #expect(try await auth.accessToken() == kept.accessToken)
+        store.failing.update { $0 = false }
+        try await auth.refresh()
+        #expect(sandbox.grantCount(.refreshToken) == 2, "the second refresh sent the new refresh token")
+        #expect(sandbox.errorCount("invalid_grant") == 0)
+        await sandbox.stop()
+    }
+
     static func isLoginRequired(_ error: any Error) -> Bool {
         (error as? AuthError)?.code == .loginRequired
     }

@@ -20,6 +20,9 @@ package actor TokenLifecycle {
     private nonisolated let lockTimeout: Duration
     private nonisolated let refreshes = SingleFlight<TokenSet>()
     private var cached: TokenSet?
+    /// A refreshed set whose save failed, and the stored set it replaces: while the store still
+    /// holds that set, the refreshed one (whose refresh token is the live one) wins, and is saved again.
+    private var unsaved: (tokens: TokenSet, replacing: TokenSet)?
 
     /// Why the ID token of the last refresh was refused, if it was.
     package private(set) var lastRefreshIDTokenError: AuthError?
@@ -120,8 +123,18 @@ package actor TokenLifecycle {
     private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
         // Only the store counts under the lock: an empty store means the person signed out (in
         // another process, perhaps), and the copy in memory must not sign them back in.
-        guard let stored = try await storeCall({ try await store.load(key) }) else {
+        guard var stored = try await storeCall({ try await store.load(key) }) else {
+            unsaved = nil
             throw signedOutElsewhere()
+        }
+        if let pending = unsaved {
+            if pending.replacing == stored {
+                // The store did not change since the failed save: the refreshed set is the live one.
+                // (Should this save fail too, the set stays pending.)
+                try await storeCall { try await store.save(pending.tokens, for: key) }
+                stored = pending.tokens
+            }
+            unsaved = nil  // saved now, or the store moved on (another process, a new sign-in)
         }
         switch RefreshDecision.decide(seen: seen, current: stored, now: now, minimumValidity: minimumValidity) {
         case .use(let tokens):
@@ -211,6 +224,7 @@ package actor TokenLifecycle {
         do {
             try await storeCall { try await store.save(tokens, for: key) }
         } catch let error as AuthError {
+            unsaved = (tokens, current)
             client.logger.warning(
                 "refreshed tokens could not be stored; kept in memory", metadata: ["error": "\(error)"])
             var kept = error
