@@ -126,16 +126,27 @@ let package = Package(
             dependencies: [
                 "NativeAuth",
                 "NativeAuthCommands",
-                "NativeAuthTesting",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .target(name: "NativeAuthGitHub", condition: .when(traits: ["GitHub"])),
                 .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
                 .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
+        ),
+        // The demo and the sandbox, apart from `nativeauth` so that a shipped CLI does not link the
+        // sandbox authorization server.
+        .executableTarget(
+            name: "nativeauth-demo",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthCommands",
+                "NativeAuthTesting",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/NativeAuthDemo"
         ),
         // The custom-provider sample: a provider module for a fictional in-house server, and its CLI.
         .target(

@@ -3,7 +3,7 @@
 
     check-sandbox-authlib.py ISSUER
 
-The sandbox must run with --auto-approve (`nativeauth sandbox --auto-approve`). Authlib signs in
+The sandbox must run with --auto-approve (`nativeauth-demo sandbox --auto-approve`). Authlib signs in
 with the authorization code flow and PKCE S256, validates the ID token (signature against the
 JWKS, iss, aud, exp, nonce, at_hash) with its own JOSE code, reads userinfo, refreshes (and sees
 the rotated refresh token refused), revokes, ends the session, and runs the device flow by hand.

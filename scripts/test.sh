@@ -12,7 +12,8 @@
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
 #   5. lints Sources, Tests, Samples, Plugins, Benchmarks and Fuzz with `swift format lint --strict`
 #   6. builds the DocC documentation with warnings as errors
-#   7. builds `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
+#   7. checks that `nativeauth` links no sandbox server (that is nativeauth-demo's), builds
+#      `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
 #      names the missing trait when asked for GitHub (package traits, compile-time provider choice)
 #   8. runs the scaffold-provider plugin in a scratch copy of the repository and in a package that
 #      depends on NativeAuth by path, and builds and tests what it writes (scripts/check-scaffold.sh)
@@ -89,7 +90,7 @@ ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-afte
     swift test --skip-build --sanitize=address --scratch-path .build-asan
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
-nativeauth="$(swift build --show-bin-path)/nativeauth"
+nativeauth="$(swift build --show-bin-path)/nativeauth-demo"
 for algorithm in es256 rs256; do
     output=$(mktemp)
     "$nativeauth" sandbox --auto-approve --signing-algorithm "$algorithm" >"$output" 2>&1 &
@@ -140,6 +141,11 @@ status=$?
 set -e
 [[ $status == 1 && $answer == *"without the GitHub trait"* ]] || { echo "unexpected: $status $answer" >&2; exit 1; }
 swift build --product nativeauth >/dev/null  # back to the default traits
+# The CLI people ship links no sandbox server: the demo and the sandbox are nativeauth-demo's.
+if strings .build/debug/nativeauth | grep -q SandboxAuthorizationServer; then
+    echo "nativeauth links the sandbox authorization server (NativeAuthTesting)" >&2
+    exit 1
+fi
 
 # --- 8. the scaffold-provider plugin --------------------------------------------------------------
 log "scaffold-provider, in a scratch copy and in a package that depends on NativeAuth"

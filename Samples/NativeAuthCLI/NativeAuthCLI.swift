@@ -33,7 +33,7 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         subcommands: [
             LoginCommand<NativeAuthCLI>.self, StatusCommand<NativeAuthCLI>.self, TokenCommand<NativeAuthCLI>.self,
             APICommand<NativeAuthCLI>.self, UserInfoCommand<NativeAuthCLI>.self, RefreshCommand<NativeAuthCLI>.self,
-            LogoutCommand<NativeAuthCLI>.self, DemoCommand.self, SandboxCommand.self,
+            LogoutCommand<NativeAuthCLI>.self,
         ]
     )
 

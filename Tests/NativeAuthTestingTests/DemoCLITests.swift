@@ -3,9 +3,9 @@ import NativeAuth
 import TestSupport
 import Testing
 
-/// `nativeauth demo` and `nativeauth sandbox` as a person runs them.
+/// `nativeauth-demo` and `nativeauth-demo sandbox` as a person runs them.
 @Suite(.testLogging, .serialized) struct DemoCLITests {
-    let cli = cliPath("nativeauth")
+    let cli = cliPath("nativeauth-demo")
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -7,7 +7,7 @@ import NativeAuth
 import NativeAuthCommands
 import NativeAuthTesting
 
-/// `nativeauth demo`: the whole life of a sign-in against a sandbox authorization server that runs
+/// `nativeauth-demo` (`nativeauth-demo demo`): the whole life of a sign-in against a sandbox authorization server that runs
 /// in this process, with no account and no network.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -54,7 +54,7 @@ struct DemoCommand: AsyncParsableCommand {
         let approveBySelf = autoApprove || !Self.hasDisplay()
         let lifetime = tokenLifetime
         let algorithm = signing.algorithm
-        try await CommandSupport.run(NativeAuthCLI.self) {
+        try await CommandSupport.run(NativeAuthDemo.self) {
             try await CommandSupport.cancellingOnSignals {
                 try await Demo(approveBySelf: approveBySelf, tokenLifetime: lifetime, algorithm: algorithm).run()
             }

@@ -4,7 +4,7 @@ import NativeAuth
 import NativeAuthCommands
 import NativeAuthTesting
 
-/// `nativeauth sandbox`: the sandbox authorization server on its own, until Ctrl-C, for trying a
+/// `nativeauth-demo sandbox`: the sandbox authorization server on its own, until Ctrl-C, for trying a
 /// client by hand or testing one written in another language.
 struct SandboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,7 +43,7 @@ struct SandboxCommand: AsyncParsableCommand {
             signingAlgorithm: signing.algorithm,
             port: port
         )
-        try await CommandSupport.run(NativeAuthCLI.self) {
+        try await CommandSupport.run(NativeAuthDemo.self) {
             let sandbox: SandboxAuthorizationServer
             do {
                 sandbox = try await SandboxAuthorizationServer.start(configuration)
