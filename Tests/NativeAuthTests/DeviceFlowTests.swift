@@ -146,10 +146,18 @@ private let success = TestResponse.json(
         #expect(try await store.load(auth.key) == nil)
     }
 
-    @Test func pollingStopsAtExpiresIn() async throws {
+    /// Polling stops when the code expires (`expires_in`), and after 30 minutes whatever
+    /// `expires_in` a server sends.
+    @Test(arguments: [
+        (10, 3, "not approved within 10 seconds", [3, 3, 3]),
+        (86400, 60, "not approved within 1800 seconds", Array(repeating: 60, count: 30)),
+    ])
+    func pollingStopsWhenTheCodeExpiresOrAfterThirtyMinutes(
+        expiresIn: Int, interval: Int, message: String, sleeps: [Int]
+    ) async throws {
         let device = TestResponse.json(
             #"{"device_code": "d", "user_code": "U", "verification_uri": "https://id.example.com/device", "#
-                + #""expires_in": 10, "interval": 3}"#)
+                + #""expires_in": \#(expiresIn), "interval": \#(interval)}"#)
         let server = try await DeviceServer.start(device: device, polls: [])
         let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
@@ -158,9 +166,9 @@ private let success = TestResponse.json(
         }
         await server.server.stop()
         #expect(error?.code == .timeout)
-        #expect(error?.message.contains("not approved within 10 seconds") == true)
-        #expect(time.sleptSeconds == [3, 3, 3], "a fourth poll would come after the code expired")
-        #expect(server.tokenRequests.paths.count == 3)
+        #expect(error?.message.contains(message) == true)
+        #expect(time.sleptSeconds == sleeps, "the next poll would come after the code expired")
+        #expect(server.tokenRequests.paths.count == sleeps.count)
     }
 
     /// A huge `interval` used to overflow `interval + 5` on the next `slow_down`.
@@ -174,25 +182,6 @@ private let success = TestResponse.json(
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
         #expect(time.sleptSeconds == [2, 600, 600])
-    }
-
-    /// A device code the server says lives for a day is polled for 30 minutes at most.
-    @Test func pollingStopsAfterThirtyMinutesWhateverTheServerSays() async throws {
-        let server = try await DeviceServer.start(
-            device: .json(
-                #"{"device_code": "secret-device-code", "user_code": "WDJB-MJHT", "#
-                    + #""verification_uri": "https://id.example.com/device", "expires_in": 86400, "interval": 60}"#),
-            polls: [])
-        let time = TestClock.fixed()
-        let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
-        let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay())
-        }
-        await server.server.stop()
-        #expect(error?.code == .timeout)
-        #expect(error?.message.contains("1800 seconds") == true)
-        #expect(time.sleptSeconds.reduce(0, +) <= 1800)
-        #expect(time.sleptSeconds.count == 30, "one poll a minute for half an hour")
     }
 
     @Test func serverTroubleBacksOffAndPollsOn() async throws {

@@ -1,3 +1,4 @@
+import CNativeAuthPOSIX
 import Crypto
 import Foundation
 import HTTPTypes
@@ -8,6 +9,12 @@ import Testing
 /// The one-time start address a browser gets instead of the authorization or end-session URL,
 /// which another local user could read from the browser's command line (`/proc/PID/cmdline`), and
 /// the refusal of requests from other users' sockets.
+#if os(Linux)
+    private let isLinux = true
+#else
+    private let isLinux = false
+#endif
+
 @Suite(.testLogging) struct LoopbackStartPageTests {
     static let state = "the-state-of-this-sign-in"
     static let authorization = URL(
@@ -121,6 +128,37 @@ import Testing
         #expect(LoopbackPeer.owner(in: table, peerPort: 0xB8F6, listenerPort: 0xAED9) == 1001)
         #expect(LoopbackPeer.owner(in: table, peerPort: 0xAED9, listenerPort: 0xB8F6) == 0)
         #expect(LoopbackPeer.owner(in: table, peerPort: 1, listenerPort: 0xAED9) == nil)
+    }
+
+    /// The kernel names the owner of one socket (sock_diag): this process's, for a connection it made.
+    @Test(.enabled(if: isLinux, "sock_diag is Linux's"))
+    func theKernelNamesTheOwnerOfOneSocket() throws {
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer {
+            close(client)
+            close(server)
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(server, generic, length) == 0 && listen(server, 1) == 0
+                    && getsockname(server, generic, &length) == 0 && connect(client, generic, length) == 0
+            }
+        }
+        #expect(bound)
+        var local = sockaddr_in()
+        withUnsafeMutablePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(client, $0, &length) }
+        }
+        let clientPort = UInt16(bigEndian: local.sin_port)
+        let serverPort = UInt16(bigEndian: address.sin_port)
+        let owner = nativeauth_tcp_socket_owner(AF_INET, "127.0.0.1", clientPort, "127.0.0.1", serverPort)
+        #expect(owner == Int64(getuid()))
+        #expect(nativeauth_tcp_socket_owner(AF_INET, "127.0.0.1", clientPort &+ 1, "127.0.0.1", serverPort) == -1)
     }
 
     /// Another user of the machine read the start address (or the state) from the browser's

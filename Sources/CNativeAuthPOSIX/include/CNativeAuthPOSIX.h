@@ -20,4 +20,10 @@ nativeauth_file_status nativeauth_fstat(int descriptor);
 /// `stat` of a path (following symbolic links).
 nativeauth_file_status nativeauth_stat(const char *path);
 
+/// The uid owning the TCP socket whose local end is `local_address`:`local_port` and remote end
+/// `remote_address`:`remote_port` (addresses as text, of `family` AF_INET or AF_INET6), asked of
+/// the kernel with one sock_diag request (Linux); -1 when it cannot tell.
+int64_t nativeauth_tcp_socket_owner(int family, const char *local_address, uint16_t local_port,
+                                    const char *remote_address, uint16_t remote_port);
+
 #endif

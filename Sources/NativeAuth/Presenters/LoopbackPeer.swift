@@ -1,3 +1,4 @@
+internal import CNativeAuthPOSIX
 internal import Foundation
 internal import NIOCore
 
@@ -16,12 +17,24 @@ internal import NIOCore
 /// kernel says which user owns the connecting socket: `/proc/net/tcp` and `/proc/net/tcp6` list
 /// every TCP socket with its owner's uid. A request from a socket of another user is refused, so
 /// another user cannot deliver a code for their own account to this sign-in (RFC 9700 §4.5).
+/// The kernel is asked about the one socket with sock_diag (`NETLINK_SOCK_DIAG`), which costs the
+/// same however many sockets the machine has; the tables are read only when that fails.
 package enum LoopbackPeer {
     /// Whether the peer of a connection belongs to this process's user; `true` where the system
     /// cannot tell (not Linux), `false` on Linux when the peer's socket cannot be found.
     static func isCurrentUser(remote: SocketAddress?, local: SocketAddress?) -> Bool {
         #if os(Linux)
-            guard let peerPort = remote?.port, let ourPort = local?.port else { return false }
+            guard let remote, let local, let peerPort = remote.port, let ourPort = local.port else { return false }
+            // One sock_diag question about the peer's socket (its local end is our remote end);
+            // the text tables (every TCP socket of the machine) only when netlink is unavailable.
+            if let peerAddress = remote.ipAddress, let ourAddress = local.ipAddress,
+                let family = remote.protocol == .inet6 ? AF_INET6 : remote.protocol == .inet ? AF_INET : nil
+            {
+                let owner = nativeauth_tcp_socket_owner(
+                    family, peerAddress, UInt16(truncatingIfNeeded: peerPort), ourAddress,
+                    UInt16(truncatingIfNeeded: ourPort))
+                if owner >= 0 { return uid_t(truncatingIfNeeded: owner) == getuid() }
+            }
             return owner(peerPort: peerPort, listenerPort: ourPort) == getuid()
         #else
             return true

@@ -63,14 +63,14 @@ package struct StartPage: Sendable {
         components.fragment = nil
         let action = components.string ?? ""
         let inputs = query.map {
-            #"<input type="hidden" name="\#(Self.escaped($0.name))" value="\#(Self.escaped($0.value))">"#
+            #"<input type="hidden" name="\#(HTML.escaped($0.name))" value="\#(HTML.escaped($0.value))">"#
         }
         let body = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
             <title>Signing out</title>
             <style>body{font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}</style>
-            </head><body><form method="post" action="\(Self.escaped(action))">\(inputs.joined())
+            </head><body><form method="post" action="\(HTML.escaped(action))">\(inputs.joined())
             <noscript><p>Continue to your provider to sign out.</p><button type="submit">Continue</button></noscript>
             </form><script>\(Self.script)</script></body></html>
 
@@ -101,21 +101,4 @@ package struct StartPage: Sendable {
         ("X-Frame-Options", "DENY"),
         ("Connection", "close"),
     ]
-
-    /// `text` for an HTML attribute value or text.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
 }

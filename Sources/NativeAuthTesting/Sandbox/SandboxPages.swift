@@ -3,20 +3,7 @@ import NativeAuth
 
 /// The pages a person sees: static markup, every reflected value escaped.
 extension SandboxCore {
-    func html(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    func html(_ text: String) -> String { HTML.escaped(text) }
 
     func page(status: Int = 200, title: String, body: String) -> TestResponse {
         let text = """
