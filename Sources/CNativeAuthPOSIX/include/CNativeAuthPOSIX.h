@@ -12,6 +12,10 @@ typedef struct {
     uint32_t mode;
     uint32_t uid;
     int64_t modified_seconds;
+    int64_t modified_nanoseconds;
+    uint64_t device;
+    uint64_t inode;
+    int64_t size;
 } nativeauth_file_status;
 
 /// `fstat` of an open descriptor.
@@ -19,6 +23,9 @@ nativeauth_file_status nativeauth_fstat(int descriptor);
 
 /// `stat` of a path (following symbolic links).
 nativeauth_file_status nativeauth_stat(const char *path);
+
+/// `lstat` of a path (not following a symbolic link).
+nativeauth_file_status nativeauth_lstat(const char *path);
 
 /// The uid owning the TCP socket whose local end is `local_address`:`local_port` and remote end
 /// `remote_address`:`remote_port` (addresses as text, of `family` AF_INET or AF_INET6), asked of

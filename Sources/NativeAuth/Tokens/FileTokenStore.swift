@@ -78,6 +78,18 @@ public struct FileTokenStore: TokenStore {
         return try tokens(in: object, path: path(for: key))
     }
 
+    /// The token file's device, inode, size and modification time (every save renames a new file
+    /// into place), or that there is none: one `lstat`, without reading the file.
+    public func revision(of key: TokenKey) -> TokenStoreRevision? {
+        let status = nativeauth_lstat(path(for: key))
+        if status.error == ENOENT { return TokenStoreRevision([0]) }
+        guard status.error == 0 else { return nil }
+        return TokenStoreRevision([
+            1, Int64(bitPattern: status.device), Int64(bitPattern: status.inode), status.size,
+            status.modified_seconds, status.modified_nanoseconds,
+        ])
+    }
+
     /// The name of the file for `key` in the directory.
     static func name(for key: TokenKey) -> String {
         (path(for: key, in: "") as NSString).lastPathComponent

@@ -20,6 +20,9 @@ package actor TokenLifecycle {
     private nonisolated let lockTimeout: Duration
     private nonisolated let refreshes = SingleFlight<TokenSet>()
     private var cached: TokenSet?
+    /// The store's revision of the key when ``cached`` was loaded or saved; `nil` when the store
+    /// cannot tell (the copy in memory is then trusted until it expires).
+    private var cachedRevision: TokenStoreRevision?
     /// A refreshed set whose save failed, and the stored set it replaces: while the store still
     /// holds that set, the refreshed one (whose refresh token is the live one) wins, and is saved again.
     private var unsaved: (tokens: TokenSet, replacing: TokenSet)?
@@ -39,18 +42,29 @@ package actor TokenLifecycle {
 
     // MARK: - The set
 
-    /// The set in memory, else the stored one; `nil` when signed out.
+    /// The set in memory while the store still holds it, else the stored one; `nil` when signed out.
+    ///
+    /// The store is asked for its revision of the key (cheap: one `lstat` for files) before the
+    /// copy in memory is used, so that a logout or a new sign-in in another process counts at once.
     package func current() async throws -> TokenSet? {
-        if let cached { return cached }
+        let revision = try? await store.revision(of: key)
+        if let cached, revision == nil || revision == cachedRevision { return cached }
         let loaded = try await storeCall { try await store.load(key) }
         cached = loaded
+        cachedRevision = revision
         return loaded
+    }
+
+    /// Notes the store's revision after this process wrote `tokens` (or removed them).
+    private func wrote(_ tokens: TokenSet?) async {
+        cached = tokens
+        cachedRevision = try? await store.revision(of: key)
     }
 
     /// Stores the set of a new sign-in and keeps it.
     package func adopt(_ tokens: TokenSet) async throws {
         try await storeCall { try await store.save(tokens, for: key) }
-        cached = tokens
+        await wrote(tokens)
     }
 
     /// Removes the stored set under the store's lock, so that a refresh running in another process
@@ -67,8 +81,9 @@ package actor TokenLifecycle {
                 return stored ?? nil
             }
         }
-        defer { cached = nil }
-        return removed ?? cached
+        let held = cached
+        await wrote(nil)
+        return removed ?? held
     }
 
     /// Changes the stored set in place, when there is one (the expiry hooks of NativeAuthTesting).
@@ -139,7 +154,7 @@ package actor TokenLifecycle {
         switch RefreshDecision.decide(seen: seen, current: stored, now: now, minimumValidity: minimumValidity) {
         case .use(let tokens):
             client.logger.debug("using tokens another process refreshed")
-            cached = tokens
+            await wrote(tokens)
             return tokens
         case .signIn(let error):
             throw error
@@ -153,14 +168,14 @@ package actor TokenLifecycle {
                 {
                 case .use(let tokens):
                     client.logger.debug("another process refreshed with a rotated refresh token; using its tokens")
-                    cached = tokens
+                    await wrote(tokens)
                     return tokens
                 case .retry(let tokens, let newer):
                     client.logger.debug("refresh token rotated by another process; retrying with the stored one")
                     return try await sendRefresh(tokens, refreshToken: newer)
                 case .clear(let cleared):
                     try await storeCall { try await store.save(cleared, for: key) }
-                    cached = cleared
+                    await wrote(cleared)
                     client.logger.info("refresh token refused; sign-in required")
                     throw error
                 case .signedOut:
@@ -202,7 +217,7 @@ package actor TokenLifecycle {
                 var kept = current
                 kept.refreshToken = nil
                 try await storeCall { try await store.save(kept, for: key) }
-                cached = kept
+                await wrote(kept)
                 lastRefreshIDTokenError = error
                 throw AuthError(
                     .loginRequired,
@@ -233,6 +248,7 @@ package actor TokenLifecycle {
             kept.hint = error.hint ?? "fix the token store, or other processes will have to sign in again"
             throw kept
         }
+        await wrote(tokens)
         client.logger.debug("tokens refreshed")
         return tokens
     }

@@ -31,4 +31,28 @@ public protocol TokenStore: Sendable {
     func remove(_ key: TokenKey) async throws
     /// The keys of every stored set, in no particular order.
     func keys() async throws -> [TokenKey]
+
+    /// What identifies the stored state of `key` cheaply, without loading it: it changes with every
+    /// save and removal, in this process or another. `nil` (the default) when the store cannot tell
+    /// cheaply.
+    ///
+    /// An authenticator compares it before it uses the set it holds in memory, so that a logout or
+    /// a new sign-in in another process takes effect at once. A store that returns `nil` has its
+    /// copy in memory trusted until the access token expires.
+    func revision(of key: TokenKey) async throws -> TokenStoreRevision?
+}
+
+extension TokenStore {
+    public func revision(of key: TokenKey) async throws -> TokenStoreRevision? { nil }
+}
+
+/// The stored state of one key, as ``TokenStore/revision(of:)`` identifies it: equal revisions
+/// mean nothing was saved or removed in between.
+public struct TokenStoreRevision: Hashable, Sendable {
+    private let parts: [Int64]
+
+    /// A revision made of whatever identifies the state (a counter; a file's inode, size and time).
+    public init(_ parts: [Int64]) {
+        self.parts = parts
+    }
 }

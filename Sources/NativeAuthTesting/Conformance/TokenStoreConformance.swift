@@ -24,6 +24,8 @@ public import NativeAuth
 ///   spaces and non-ASCII) keep their sets apart, and `keys()` lists exactly the saved ones;
 /// - another handle sees what one saved;
 /// - concurrent saves and loads: every load returns one of the saved sets, never a mixture;
+/// - a store that names revisions (`revision(of:)` not `nil`): the revision changes with every save
+///   and removal, through another handle too, and stays the same while nothing changes;
 /// - the lock: holders of one key never overlap, across handles too; holders of another key do
 ///   not wait; a wait gives up after its timeout with `token_store_failed`; a waiting task that is
 ///   cancelled stops waiting; the lock is free again after a body throws.
@@ -49,6 +51,7 @@ public struct TokenStoreConformance: Sendable {
         let run = UUID().uuidString
         await report.run("storage") { try await checkStorage(first, second, run: run, report: report) }
         await report.run("keys") { try await checkKeys(first, run: run, report: report) }
+        await report.run("revisions") { try await checkRevisions(first, second, run: run, report: report) }
         await report.run("atomic saves") { try await checkAtomicSaves(first, second, run: run, report: report) }
         await report.run("lock exclusion") { try await checkExclusion(first, second, run: run, report: report) }
         await report.run("lock per key") { try await checkPerKey(first, second, run: run, report: report) }
@@ -125,6 +128,22 @@ public struct TokenStoreConformance: Sendable {
         let after = Set(try await store.keys()).filter { $0.issuer.hasPrefix(base.issuer) }
         report.check(after == Set(keys).subtracting([keys[1]]), "keys() must not list a removed key")
         for key in keys { try await store.remove(key) }
+    }
+
+    private func checkRevisions(
+        _ first: any TokenStore, _ second: any TokenStore, run: String, report: ConformanceReport
+    ) async throws {
+        let key = TokenKey(issuer: "https://conformance.example/\(run)/revisions", clientID: "client")
+        guard let empty = try await first.revision(of: key) else { return }  // the store cannot tell
+        report.check(try await first.revision(of: key) == empty, "a revision must stay the same while nothing changes")
+        try await second.save(Self.fullSet("revision-1"), for: key)
+        let saved = try await first.revision(of: key)
+        report.check(saved != empty, "a save (through another handle) must change the revision")
+        try await second.save(Self.fullSet("revision-2"), for: key)
+        let resaved = try await first.revision(of: key)
+        report.check(resaved != saved, "every save must change the revision")
+        try await second.remove(key)
+        report.check(try await first.revision(of: key) != resaved, "a removal must change the revision")
     }
 
     private func checkAtomicSaves(
