@@ -1,6 +1,6 @@
 // github-login: sign in to GitHub (or a GitHub Enterprise Server) from the command line.
 //
-//   github-login login --client-id Iv1.0123456789abcdef --client-secret …
+//   github-login login --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   github-login login --device --client-id Iv1.0123456789abcdef
 //   github-login api /user
 import ArgumentParser
@@ -16,7 +16,7 @@ struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
         abstract: "Sign in to GitHub and keep the tokens.",
         discussion: """
             Example:
-              github-login login --client-id Iv1.0123456789abcdef --client-secret "$SECRET"
+              github-login login --client-id Iv1.0123456789abcdef --client-secret-file ~/.config/nativeauth/client-secret
               github-login api /user
             Register the app's callback URL as http://127.0.0.1/callback (any port is accepted).
             """,

@@ -1,7 +1,7 @@
 // google-login: sign in with a Google account from the command line.
 //
-//   google-login login --client-id 1234-abc.apps.googleusercontent.com --client-secret GOCSPX-…
-//   google-login login --device --client-id … --client-secret …
+//   google-login login --client-id 1234-abc.apps.googleusercontent.com --client-secret-file SECRET_FILE
+//   google-login login --device --client-id … --client-secret-file SECRET_FILE
 //   google-login userinfo
 import ArgumentParser
 import NativeAuth
@@ -15,7 +15,7 @@ struct GoogleLogin: AsyncParsableCommand, NativeAuthTool {
         abstract: "Sign in with a Google account and keep the tokens.",
         discussion: """
             Example:
-              google-login login --client-id 1234-abc.apps.googleusercontent.com --client-secret "$SECRET"
+              google-login login --client-id 1234-abc.apps.googleusercontent.com --client-secret-file ~/.config/nativeauth/client-secret
               google-login userinfo
             Use a "Desktop app" OAuth client: Google accepts any loopback port for it. Its client
             secret is not secret (anyone with the binary has it); PKCE protects the sign-in.

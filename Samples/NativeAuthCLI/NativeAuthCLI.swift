@@ -1,7 +1,7 @@
 // nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito and Google,
 // all on by default; the generic OpenID Connect provider is always there).
 //
-//   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret …
+//   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
 //   swift build --traits Cognito        # a nativeauth that links NativeAuthCognito only
 import ArgumentParser
@@ -26,7 +26,7 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         abstract: "Sign in to any provider compiled in, and keep the tokens.",
         discussion: """
             Example:
-              nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret "$SECRET"
+              nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file ~/.config/nativeauth/client-secret
               nativeauth api /user --provider github
             Providers in this build: \(compiledIn.joined(separator: ", ")).
             """,

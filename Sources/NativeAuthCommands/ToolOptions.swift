@@ -6,7 +6,7 @@ public import NativeAuth
 /// The options every command of a tool takes, and the authenticator they describe: where to sign
 /// in, as whom, where tokens are kept, and the settings the tool's providers declare.
 ///
-/// - `--issuer`, `--client-id`, `--client-secret`, `--scope`, `--client-auth`, `--provider`,
+/// - `--issuer`, `--client-id`, `--client-secret`, `--client-secret-file`, `--scope`, `--client-auth`, `--provider`,
 ///   `--config FILE` and `--store DIR`;
 /// - one option per setting the registered providers declare (`AuthProvider.settings`: Cognito's
 ///   `--user-pool-id`, GitHub's `--host`), with the declaration's help.
