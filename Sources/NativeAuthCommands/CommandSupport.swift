@@ -116,9 +116,13 @@ package enum CommandSupport {
         return try await body()
     }
 
+    /// `text` in an ANSI colour on a terminal, plain elsewhere; the text is the same either way.
+    private static func label(_ text: String, colour: Int) -> String {
+        stderrIsInteractive ? "\u{1B}[\(colour)m\(text)\u{1B}[0m" : text
+    }
+
     package static func report<Tool: NativeAuthTool>(_ error: AuthError, tool: Tool.Type) {
-        // Red on a terminal only; the text is the same either way.
-        let label = stderrIsInteractive ? "\u{1B}[31merror:\u{1B}[0m" : "error:"
+        let label = label("error:", colour: 31)
         var lines = ["\(label) \(TerminalText.sanitized(error.description))"]
         if error.isLoginRequired {
             lines.append("hint: run `\(Tool.toolName) login`")
@@ -131,7 +135,7 @@ package enum CommandSupport {
 
     /// Prints a warning on standard error.
     package static func warn(_ text: String) {
-        let label = stderrIsInteractive ? "\u{1B}[33mwarning:\u{1B}[0m" : "warning:"
+        let label = label("warning:", colour: 33)
         FileHandle.standardError.write(Data("\(label) \(TerminalText.sanitized(text))\n".utf8))
     }
 

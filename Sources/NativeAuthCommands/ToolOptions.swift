@@ -139,7 +139,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
                 "--client-secret puts the secret in the process list, where every user of this machine can read it;"
                     + " use --client-secret-file or NATIVEAUTH_CLIENT_SECRET")
         }
-        let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try SecretFile.read(path) }
+        let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try ClientSecretFile.read(path) }
         let flags: [(String, String?)] = [
             ("issuer", issuer), ("client_id", clientID), ("client_secret", secretFromFile ?? clientSecret),
             ("scope", scope),

@@ -223,12 +223,13 @@ public final class Authenticator: Sendable {
         guard let endpoint = try await metadata().userInfoEndpoint else {
             throw AuthError(.configurationInvalid, "the provider has no userinfo endpoint", operation: .userInfo)
         }
-        try await lifecycle.current()?.checkIssued(for: "userinfo_endpoint", at: endpoint, operation: .userInfo)
+        let signedIn = try await lifecycle.current()
+        try signedIn?.checkIssued(for: "userinfo_endpoint", at: endpoint, operation: .userInfo)
         var request = HTTPRequest(method: .get, url: endpoint)
         request.headerFields[.accept] = "application/json"
         let (response, body) = try await lifecycle.send(request, body: nil)
         let info = try client.userInfo(from: response, body: body)
-        if let subject = try await lifecycle.current()?.subject, info.subject != subject {
+        if let subject = signedIn?.subject, info.subject != subject {
             throw AuthError(
                 .requestFailed,
                 "the userinfo answer is about subject \"\(info.subject)\", not the signed-in \"\(subject)\";"

@@ -39,7 +39,8 @@ package final class ExchangeClient: Sendable {
         try await metadataFlight.value { [self] in
             let metadata = try await provider.loadMetadata(MetadataLoader(client: self))
             logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
-            if case let endpoint = metadata.tokenEndpoint, endpoint.scheme?.lowercased() == "http" {
+            let endpoint = metadata.tokenEndpoint
+            if endpoint.scheme?.lowercased() == "http" {
                 // Once per client: the metadata is loaded once.
                 logger.warning(
                     """

@@ -158,12 +158,12 @@ struct IDTokenValidator {
         var (keys, generation) = try await jwks.keys(using: client)
         if let keyID {
             if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) {
-                return try Self.checked(key, keyID: keyID, algorithm: algorithm, invalid: invalid)
+                return try checked(key, keyID: keyID, algorithm: algorithm)
             }
             logger.debug("unknown kid: fetching the JWKS again", metadata: ["kid": "\(keyID)"])
             (keys, generation) = try await jwks.refetch(after: generation, using: client)
             if let key = keys.first(where: { $0.keyIdentifier?.string == keyID }) {
-                return try Self.checked(key, keyID: keyID, algorithm: algorithm, invalid: invalid)
+                return try checked(key, keyID: keyID, algorithm: algorithm)
             }
             throw invalid(
                 "no key with kid \"\(keyID)\" in the JWKS at \(Redaction.scrubURL(jwks.url.absoluteString)),"
@@ -185,13 +185,11 @@ struct IDTokenValidator {
 
     /// The key named by `kid`, when its type, curve and own `alg` fit the token's algorithm (an
     /// RSA key is never used for ES256, nor a P-384 key for ES256: RFC 8725 §3.1).
-    private static func checked(
-        _ key: JWK, keyID: String, algorithm: String, invalid: (String, (any Error)?) -> AuthError
-    ) throws -> JWK {
-        guard fits(key, algorithm: algorithm) else {
+    private func checked(_ key: JWK, keyID: String, algorithm: String) throws(AuthError) -> JWK {
+        guard Self.fits(key, algorithm: algorithm) else {
             throw invalid(
                 "the JWKS key with kid \"\(keyID)\" (\(key.keyType.rawValue)"
-                    + "\(key.algorithm.map { ", alg \($0.rawValue)" } ?? "")) does not fit alg \(algorithm)", nil)
+                    + "\(key.algorithm.map { ", alg \($0.rawValue)" } ?? "")) does not fit alg \(algorithm)")
         }
         return key
     }

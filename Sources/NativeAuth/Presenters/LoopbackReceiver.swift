@@ -188,8 +188,10 @@ actor LoopbackReceiver {
         _ = try? await connection.executeThenClose { inbound, outbound in
             for try await part in inbound {
                 guard case .head(let head) = part else { continue }
-                let fromThisUser = LoopbackPeer.isCurrentUser(remote: remote, local: local)
-                let (answer, outcome) = await decide(head, fromThisUser: fromThisUser)
+                // Asked only for the paths that can change something (a kernel query per request).
+                let (answer, outcome) = await decide(head) {
+                    LoopbackPeer.isCurrentUser(remote: remote, local: local)
+                }
                 var headers = HTTPHeaders(answer.headers)
                 let body = ByteBuffer(string: answer.body)
                 headers.add(name: "Content-Length", value: String(body.readableBytes))
@@ -210,12 +212,12 @@ actor LoopbackReceiver {
 
     private func decide(
         _ head: HTTPRequestHead,
-        fromThisUser: Bool
+        fromThisUser: @Sendable () -> Bool
     ) -> (LoopbackAnswer, Result<AuthorizationResponse, AuthError>?) {
         guard head.method == .GET || head.method == .HEAD else { return (LoopbackAnswer(.methodNotAllowed), nil) }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         if let start, path == start.path {
-            guard fromThisUser else { return (LoopbackAnswer(.anotherUser), nil) }
+            guard fromThisUser() else { return (LoopbackAnswer(.anotherUser), nil) }
             guard head.method == .GET else { return (LoopbackAnswer(.methodNotAllowed), nil) }
             guard startOpened else {
                 startOpened = true
@@ -236,7 +238,7 @@ actor LoopbackReceiver {
         }
         guard path == redirectURI.path else { return (LoopbackAnswer(.notFound), nil) }
         if answersWithCopyPage { return (LoopbackAnswer(.copyThisAddress), nil) }
-        guard fromThisUser else { return (LoopbackAnswer(.anotherUser), nil) }
+        guard fromThisUser() else { return (LoopbackAnswer(.anotherUser), nil) }
         guard !completed, let handler, let url = URL(string: head.uri, relativeTo: redirectURI)?.absoluteURL else {
             return (LoopbackAnswer(.notThisSignIn), nil)
         }

@@ -44,13 +44,10 @@ package struct StartPage: Sendable {
         self.postsSecrets = postsSecrets
     }
 
-    /// The parameters that keep a URL out of history and command lines.
-    static let secretParameters: Set<String> = ["id_token_hint"]
-
     /// The answer to the first fetch.
     package var answer: LoopbackAnswer {
         let query = AuthorizationRequest.query(of: target)
-        guard postsSecrets, query.contains(where: { Self.secretParameters.contains($0.name) }),
+        guard postsSecrets, query.contains(where: { ConsoleOutput.tokenBearingParameters.contains($0.name) }),
             var components = URLComponents(url: target, resolvingAgainstBaseURL: false)
         else {
             return LoopbackAnswer(
@@ -93,12 +90,8 @@ package struct StartPage: Sendable {
     /// The script's CSP hash source, so that no other script can run on the page.
     static let scriptHash = "sha256-" + Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString()
 
-    private static let common: [(String, String)] = [
-        ("Cache-Control", "no-store"),
-        ("Pragma", "no-cache"),
-        ("Referrer-Policy", "no-referrer"),
-        ("X-Content-Type-Options", "nosniff"),
-        ("X-Frame-Options", "DENY"),
-        ("Connection", "close"),
-    ]
+    /// The loopback pages' header fields, but for the content's type and policy, which differ.
+    private static let common = CallbackPage.headers.filter {
+        $0.0 != "Content-Type" && $0.0 != "Content-Security-Policy"
+    }
 }

@@ -164,18 +164,16 @@ public struct ProviderConfiguration: Sendable {
     /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming the file and, for a
     ///   parse error, the line and column; never quoting a secret from it.
     public static func load(contentsOf path: String) throws(AuthError) -> JSONObject {
-        let data: Data
+        let file = try SecretFile(path, what: "configuration file")
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw AuthError(.configurationInvalid, "cannot read the configuration file \(path)", underlying: error)
-        }
-        do {
-            guard let object = try JSONValue.parse(data, options: JSONParseOptions(maxBytes: 1 << 20)).objectValue
+            guard
+                let object = try JSONValue.parse(file.contents, options: JSONParseOptions(maxBytes: 1 << 20))
+                    .objectValue
             else {
                 throw AuthError(.configurationInvalid, "the configuration file \(path) does not hold a JSON object")
             }
-            if object.contains(ProviderSetting.clientSecret.key) { try checkPrivate(path) }
+            // A file holding a secret must be the user's alone.
+            if object.contains(ProviderSetting.clientSecret.key) { try file.requirePrivate() }
             return object
         } catch let error as JSONParseError {
             throw AuthError(
@@ -185,30 +183,6 @@ public struct ProviderConfiguration: Sendable {
             )
         } catch {
             throw error as? AuthError ?? AuthError(.configurationInvalid, "cannot read \(path)", underlying: error)
-        }
-    }
-}
-
-extension ProviderConfiguration {
-    /// Refuses a file that holds a secret when another user could read or change it: it must be the
-    /// user's own (or root's) and give nothing to group or others.
-    ///
-    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) with the command that fixes it.
-    public static func checkPrivate(_ path: String) throws(AuthError) {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
-            throw AuthError(.configurationInvalid, "cannot read the attributes of \(path)", underlying: error)
-        }
-        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
-        let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
-        guard mode & 0o077 == 0, owner == getuid() || owner == 0 else {
-            throw AuthError(
-                .configurationInvalid,
-                "\(path) holds a client secret but other users can read or change it",
-                hint: "run: chmod 600 '\(path)' (and make it yours), or keep the secret elsewhere"
-            )
         }
     }
 }

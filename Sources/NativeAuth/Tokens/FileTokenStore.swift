@@ -72,8 +72,7 @@ public struct FileTokenStore: TokenStore {
     static let filePrefix = "tokens-"
 
     public func load(_ key: TokenKey) throws -> TokenSet? {
-        guard FileManager.default.fileExists(atPath: directory) else { return nil }
-        let handle = try privateDirectory.open()
+        guard let handle = try privateDirectory.openIfPresent() else { return nil }
         guard let object = try readObject(Self.name(for: key), in: handle) else { return nil }
         return try tokens(in: object, path: path(for: key))
     }
@@ -96,8 +95,8 @@ public struct FileTokenStore: TokenStore {
     }
 
     public func keys() throws -> [TokenKey] {
-        guard FileManager.default.fileExists(atPath: directory) else { return [] }
-        let handle = try privateDirectory.open()  // refuses a directory others can enter
+        // Refuses a directory others can enter.
+        guard let handle = try privateDirectory.openIfPresent() else { return [] }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -221,8 +220,7 @@ public struct FileTokenStore: TokenStore {
     }
 
     public func remove(_ key: TokenKey) throws {
-        guard FileManager.default.fileExists(atPath: directory) else { return }
-        let handle = try privateDirectory.open()
+        guard let handle = try privateDirectory.openIfPresent() else { return }
         if unlinkat(handle.descriptor, Self.name(for: key), 0) != 0, errno != ENOENT {
             throw PrivateDirectory.failure("cannot remove the token file \(path(for: key))", errno: errno)
         }

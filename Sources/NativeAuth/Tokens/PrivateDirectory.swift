@@ -25,24 +25,17 @@ private func openDirectoryNoFollow(_ path: String) -> Int32 {
 struct PrivateDirectory: Sendable {
     let path: String
 
-    /// An open descriptor of the directory; close it with `close`.
+    /// An open descriptor of the directory, closed when the handle goes away.
     struct Handle: ~Copyable {
         let descriptor: Int32
-        let path: String
 
         deinit { close(descriptor) }
     }
 
-    /// Creates the directory (and missing parents) with mode 0700, or checks the existing one.
-    func prepare() throws(AuthError) {
-        _ = try open()
-    }
-
-    /// The directory, created with mode 0700 when missing, checked, and open.
+    /// The directory, checked and open; created with mode 0700 (and missing parents) when missing.
     func open() throws(AuthError) -> Handle {
-        let info = nativeauth_stat(path)
         var created = false
-        if info.error == ENOENT {
+        if nativeauth_stat(path).error == ENOENT {
             var current = path.hasPrefix("/") ? "" : "."
             for component in path.split(separator: "/") {
                 current += "/" + component
@@ -51,7 +44,21 @@ struct PrivateDirectory: Sendable {
                 }
             }
             created = true
-        } else if info.error != 0 {
+        }
+        guard let handle = try openIfPresent(settingMode: created) else {
+            throw AuthError(.tokenStoreFailed, "the token directory \(path) was removed while it was created")
+        }
+        return handle
+    }
+
+    /// The directory, checked and open; `nil` when it does not exist (nothing is created).
+    ///
+    /// - Parameter settingMode: Sets mode 0700 on what was opened (`mkdir`'s mode is filtered by
+    ///   the umask).
+    func openIfPresent(settingMode: Bool = false) throws(AuthError) -> Handle? {
+        let info = nativeauth_stat(path)
+        if info.error == ENOENT { return nil }
+        guard info.error == 0 else {
             throw Self.failure("cannot inspect the token directory \(path)", errno: info.error)
         }
         try checkAncestors()
@@ -64,9 +71,8 @@ struct PrivateDirectory: Sendable {
             }
             throw Self.failure("cannot open the token directory \(path)", errno: errno)
         }
-        let handle = Handle(descriptor: descriptor, path: path)
-        // mkdir's mode is filtered by the umask: set it exactly, on what was opened.
-        if created, fchmod(descriptor, 0o700) != 0 {
+        let handle = Handle(descriptor: descriptor)
+        if settingMode, fchmod(descriptor, 0o700) != 0 {
             throw Self.failure("cannot set mode 0700 on \(path)", errno: errno)
         }
         try Self.checkPrivate(descriptor: descriptor, path: path, isDirectory: true)

@@ -3,7 +3,7 @@ internal import NativeAuth
 
 /// Reads a secret from a file only its owner can read, or from standard input (`-`): the ways to
 /// hand a command a secret without putting it in the process list.
-enum SecretFile {
+enum ClientSecretFile {
     /// The secret in `path` (`-`: standard input), without its trailing newline.
     ///
     /// - Throws: `AuthError` (`configuration_invalid`) for a file others can read, an unreadable
@@ -13,12 +13,9 @@ enum SecretFile {
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            try ProviderConfiguration.checkPrivate(path)
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw AuthError(.configurationInvalid, "cannot read the client secret file \(path)", underlying: error)
-            }
+            let file = try SecretFile(path, what: "client secret file", maxBytes: 64 << 10)
+            try file.requirePrivate()
+            data = file.contents
         }
         var secret = String(decoding: data.prefix(64 << 10), as: UTF8.self)
         while let last = secret.last, last.isNewline { secret.removeLast() }
