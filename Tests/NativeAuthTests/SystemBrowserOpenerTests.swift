@@ -49,16 +49,17 @@ final class CountedProcess: Process, @unchecked Sendable {
     @Test func theBrowserStartsWithoutNativeAuthVariables() async throws {
         let directory = try TemporaryDirectory()
         let record = directory.path + "/environment"
-        let script = directory.path + "/browser.sh"
-        try "#!/bin/sh\nenv > '\(record)'\n".write(toFile: script, atomically: true, encoding: .utf8)
-        #expect(chmod(script, 0o755) == 0)
-        setenv("NATIVEAUTH_TEST_PLANTED_SECRET", "planted-secret-value-0123456789", 1)
-        defer { unsetenv("NATIVEAUTH_TEST_PLANTED_SECRET") }
-        try await SystemBrowserOpener(environment: ["BROWSER": script]).open(try #require(url))
-        let environment = try String(contentsOfFile: record, encoding: .utf8)
-        #expect(!environment.contains("planted-secret-value"))
-        #expect(!environment.contains("NATIVEAUTH_"))
-        #expect(environment.contains("PATH="), "the rest of the environment is kept")
+        // The program's environment with a planted secret; setenv would race the other tests.
+        var environment = ProcessInfo.processInfo.environment
+        environment["NATIVEAUTH_TEST_PLANTED_SECRET"] = "planted-secret-value-0123456789"
+        let status = try await SystemBrowserOpener.launch(
+            Process(), executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "env > '\(record)'"],
+            environment: environment)
+        #expect(status == 0)
+        let written = try String(contentsOfFile: record, encoding: .utf8)
+        #expect(!written.contains("planted-secret-value"))
+        #expect(!written.contains("NATIVEAUTH_"))
+        #expect(written.contains("PATH="), "the rest of the environment is kept")
     }
 
     /// A relative `$PATH` entry (`.`, `bin`, or an empty one) would run a command planted in the

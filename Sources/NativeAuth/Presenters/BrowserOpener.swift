@@ -92,13 +92,19 @@ public struct SystemBrowserOpener: BrowserOpener {
     /// Runs `process` to its end and returns its exit status, without holding a thread of Swift's
     /// pool. It waits with `waitUntilExit()` on a thread of its own: on Linux, a `Process` that is
     /// only watched through `terminationHandler` is never freed (nor the URL in its arguments,
-    /// which for an end-session URL holds the ID token).
-    package static func launch(_ process: Process, executable: URL, arguments: [String]) async throws -> Int32 {
+    /// which for an end-session URL holds the ID token). The child gets `environment` without its
+    /// `NATIVEAUTH_` variables.
+    package static func launch(
+        _ process: Process,
+        executable: URL,
+        arguments: [String],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> Int32 {
         process.executableURL = executable
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        process.environment = childEnvironment(ProcessInfo.processInfo.environment)
+        process.environment = childEnvironment(environment)
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 do {
