@@ -1,3 +1,4 @@
+internal import CNativeAuthPOSIX
 internal import Foundation
 
 #if canImport(Glibc)
@@ -20,7 +21,15 @@ public struct FileTokenLock: TokenLock {
     public let directory: String
     let clock: AuthClock
 
-    init(directory: String, clock: AuthClock) {
+    /// A lock whose files live in `directory` (created 0700 when missing; refused when others can
+    /// enter it), for stores that keep their sets elsewhere (a keyring) but lock each key across
+    /// the processes of this machine.
+    ///
+    /// - Parameters:
+    ///   - directory: A private directory; the lock files are named like ``FileTokenStore``'s,
+    ///     so a keyring store locking in the file store's directory excludes its refreshes too.
+    ///   - clock: What the timeouts and waits are measured with.
+    public init(directory: String, clock: AuthClock = .system) {
         self.directory = directory
         self.clock = clock
     }
@@ -54,5 +63,42 @@ public struct FileTokenLock: TokenLock {
             try await clock.sleep(.milliseconds(10))
         }
         return try await body()
+    }
+
+    // MARK: - Changes, for stores without a cheap revision of their own
+
+    /// The file whose identity changes each time ``recordChange(of:)`` runs for `key`.
+    func changePath(for key: TokenKey) -> String { FileTokenStore.path(for: key, in: directory) + ".changed" }
+
+    /// Records that the set stored under `key` changed, for ``lastChange(of:)``: a new empty file
+    /// `tokens-….json.changed` renamed into place. A store whose own backend has no cheap
+    /// revision (a keyring) calls it after each save and removal.
+    public func recordChange(of key: TokenKey) throws {
+        let handle = try PrivateDirectory(path: directory).open()
+        let name = FileTokenStore.name(for: key) + ".changed"
+        let temporaryName = FileTokenStore.temporaryPrefix + SecureRandom.token(bytes: 9)
+        let descriptor = openat(
+            handle.descriptor, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw PrivateDirectory.failure("cannot create a file in \(directory)", errno: errno)
+        }
+        close(descriptor)
+        guard renameat(handle.descriptor, temporaryName, handle.descriptor, name) == 0 else {
+            let code = errno
+            unlinkat(handle.descriptor, temporaryName, 0)
+            throw PrivateDirectory.failure("cannot record a change in \(directory)", errno: code)
+        }
+    }
+
+    /// What identifies the last ``recordChange(of:)`` of `key` (one `lstat`), for
+    /// ``TokenStore/revision(of:)``; `nil` when it cannot be read.
+    public func lastChange(of key: TokenKey) -> TokenStoreRevision? {
+        let status = nativeauth_lstat(changePath(for: key))
+        if status.error == ENOENT { return TokenStoreRevision([0]) }
+        guard status.error == 0 else { return nil }
+        return TokenStoreRevision([
+            1, Int64(bitPattern: status.device), Int64(bitPattern: status.inode),
+            status.modified_seconds, status.modified_nanoseconds,
+        ])
     }
 }

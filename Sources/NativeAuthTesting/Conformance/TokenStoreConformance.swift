@@ -222,13 +222,23 @@ public struct TokenStoreConformance: Sendable {
         let (release, releaseSink) = AsyncStream.makeStream(of: Void.self)
         let lock = first.lock
         let holder = Task {
+            // A lock that throws instead of acquiring ends the wait below instead of hanging it.
+            defer { acquiredSink.finish() }
             try await lock.withLock(key, timeout: .seconds(30)) {
                 acquiredSink.yield()
                 for await _ in release { break }
             }
         }
-        for await _ in acquired { break }
+        var wasAcquired = false
+        for await _ in acquired {
+            wasAcquired = true
+            break
+        }
         defer { releaseSink.finish() }
+        if !wasAcquired {
+            _ = try await holder.value
+            throw ConformanceFailure(subject: "lock", failures: ["the lock of \(key) was neither acquired nor refused"])
+        }
         try await body(key, second.lock)
         releaseSink.finish()
         _ = try await holder.value
