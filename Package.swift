@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "LenientJSON", targets: ["LenientJSON"]),
         .library(name: "NativeAuth", targets: ["NativeAuth"]),
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
+        // Tokens in the OS keyring: the Secret Service (libsecret) on Linux, the Keychain on Apple platforms.
+        .library(name: "NativeAuthKeyring", targets: ["NativeAuthKeyring"]),
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
@@ -41,6 +43,24 @@ let package = Package(
             providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
         ),
         .target(name: "LenientJSON", dependencies: ["CJansson"]),
+        .systemLibrary(
+            name: "CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        // libsecret in plain C types, with cancellable calls (see its header for why).
+        .target(
+            name: "CNativeAuthSecret",
+            dependencies: [.target(name: "CLibSecret", condition: .when(platforms: [.linux]))]
+        ),
+        .target(
+            name: "NativeAuthKeyring",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .target(name: "CNativeAuthSecret", condition: .when(platforms: [.linux])),
+            ]
+        ),
         // File status for FileTokenStore, read in C (see its header for why).
         .target(name: "CNativeAuthPOSIX"),
         .target(
@@ -75,6 +95,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthKeyring",
                 "LenientJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -277,6 +298,17 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The keyring stores: their shared logic in memory, and (NATIVEAUTH_KEYRING_TESTS=1) a real
+        // gnome-keyring-daemon on a private bus (scripts/keyring-daemon).
+        .testTarget(
+            name: "NativeAuthKeyringTests",
+            dependencies: [
+                "NativeAuthKeyring",
+                "NativeAuth",
+                "TestSupport",
+                "LenientJSON",
+            ]
+        ),
         // Against the real authorization server started by scripts/test-server (django-oauth-toolkit).
         .testTarget(
             name: "NativeAuthIntegrationTests",
@@ -292,7 +324,7 @@ let package = Package(
         // The child of FileTokenStoreCrashTests: saves token sets in a loop until it is killed.
         .executableTarget(
             name: "TokenStoreCrashWriter",
-            dependencies: ["NativeAuth", "TestSupport"],
+            dependencies: ["NativeAuth", "NativeAuthKeyring", "TestSupport"],
             path: "Tests/TokenStoreCrashWriter"
         ),
         .executableTarget(

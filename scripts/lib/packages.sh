@@ -1,9 +1,10 @@
 # Debian packages for the build and the checks; sourced by scripts/demo, scripts/demo-real-server,
 # scripts/test.sh and scripts/test-server.
 
-# Prints the packages the Swift build needs that are missing: jansson (through pkg-config).
+# Prints the packages the Swift build needs that are missing: jansson and libsecret (through pkg-config).
 missing_build_packages() {
     pkg-config --exists jansson 2>/dev/null || echo libjansson-dev
+    pkg-config --exists libsecret-1 2>/dev/null || echo libsecret-1-dev
     command -v pkg-config >/dev/null 2>&1 || echo pkg-config
     return 0
 }
@@ -19,4 +20,14 @@ install_packages() {
     fi
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# Prints the packages the keyring tests need that are missing: a Secret Service (gnome-keyring) on a
+# private bus (dbus-daemon, dbus-send) and secret-tool (scripts/keyring-daemon).
+missing_keyring_packages() {
+    command -v gnome-keyring-daemon >/dev/null 2>&1 || echo gnome-keyring
+    command -v dbus-daemon >/dev/null 2>&1 || echo dbus-daemon
+    command -v dbus-send >/dev/null 2>&1 || echo dbus-bin
+    command -v secret-tool >/dev/null 2>&1 || echo libsecret-tools
+    return 0
 }

@@ -1,0 +1,4 @@
+#ifndef NATIVEAUTH_CLIBSECRET_SHIM_H
+#define NATIVEAUTH_CLIBSECRET_SHIM_H
+#include <libsecret/secret.h>
+#endif
