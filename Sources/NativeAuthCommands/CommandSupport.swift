@@ -139,6 +139,12 @@ package enum CommandSupport {
         FileHandle.standardError.write(Data("\(label) \(TerminalText.sanitized(text))\n".utf8))
     }
 
+    /// Prints a notice on standard error: something the person should know that is not wrong.
+    package static func notice(_ text: String) {
+        let label = label("notice:", colour: 36)
+        FileHandle.standardError.write(Data("\(label) \(TerminalText.sanitized(text))\n".utf8))
+    }
+
     /// Prints one line on standard output, its control characters made visible (claims and names
     /// come from servers).
     package static func printLine(_ text: String) {

@@ -61,7 +61,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             var settings: [String: String] = [:]
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
-            let authenticator = try options.makeAuthenticator(settings: settings)
+            let (authenticator, storage) = try await options.prepare(settings: settings)
             let presenter = device ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
@@ -82,6 +82,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 name = user.preferredUsername ?? user.name ?? user.email ?? user.subject
             }
             CommandSupport.printLine("Signed in as \(name ?? "an unnamed account")")
+            if let notice = CommandStorage.notice(for: storage) { CommandSupport.notice(notice) }
         }
     }
 

@@ -1,6 +1,7 @@
 public import ArgumentParser
 internal import Foundation
 internal import NativeAuth
+internal import NativeAuthKeyring
 
 /// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL.
 public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
@@ -26,7 +27,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try options.makeAuthenticator()
+            let (authenticator, storage) = try await options.prepare()
             let presenter: LoopbackPresenter? =
                 noBrowser
                 ? nil
@@ -38,6 +39,11 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             }
             if let error = result.revocationError {
                 CommandSupport.report(error, tool: Tool.self)
+            }
+            // The same sign-in kept by another backend (files from before the keyring; a keyring
+            // item from an earlier --token-storage keyring) goes too.
+            for problem in await storage.removeElsewhere(authenticator.key) {
+                CommandSupport.warn("could not remove the tokens from every storage: \(problem.message)")
             }
             // The printed URL leaves out id_token_hint (ConsoleOutput.writeURL): no token is ever
             // printed. Providers then ask the person to confirm the logout.

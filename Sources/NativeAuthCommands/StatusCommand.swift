@@ -2,11 +2,13 @@ public import ArgumentParser
 internal import Foundation
 internal import LenientJSON
 internal import NativeAuth
+internal import NativeAuthKeyring
 
 /// `status`: what is stored, without a network request and without ever printing a token.
 ///
 /// `--json` prints one object: `signed_in`, `subject`, `expires_at` (ISO 8601 or null), `scope`
-/// (array) and `has_refresh_token`. An empty or missing store is a success (`signed_in: false`).
+/// (array), `has_refresh_token` and `storage` (`backend`: keyring, file or memory; `location`).
+/// An empty or missing store is a success (`signed_in: false`).
 public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -24,23 +26,29 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try options.makeAuthenticator()
+            let (authenticator, storage) = try await options.prepare()
             let tokens = try await authenticator.currentTokens()
             if json {
-                CommandSupport.printLine(try Self.json(tokens))
+                CommandSupport.printLine(try Self.json(tokens, storage: storage))
             } else {
                 for line in Self.lines(tokens, now: Date()) { CommandSupport.printLine(line) }
+                CommandSupport.printLine(CommandStorage.line(for: storage))
             }
         }
     }
 
-    static func json(_ tokens: TokenSet?) throws -> String {
+    static func json(_ tokens: TokenSet?, storage: TokenStorage? = nil) throws -> String {
         var object = JSONObject()
         object["signed_in"] = .bool(tokens != nil)
         object["subject"] = tokens?.subject.map(JSONValue.string) ?? .null
         object["expires_at"] = tokens?.expiresAt.map { .string($0.formatted(.iso8601)) } ?? .null
         object["scope"] = .array((tokens?.scopes ?? []).map(JSONValue.string))
         object["has_refresh_token"] = .bool(tokens?.refreshToken != nil)
+        if let storage {
+            object["storage"] = .object([
+                "backend": .string(storage.backend.rawValue), "location": .string(storage.location),
+            ])
+        }
         return try JSONValue.object(object).encodedString()
     }
 

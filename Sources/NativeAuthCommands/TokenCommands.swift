@@ -19,7 +19,7 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try options.makeAuthenticator()
+            let authenticator = try await options.makeAuthenticator()
             CommandSupport.printLine(try await authenticator.accessToken())
         }
     }
@@ -39,7 +39,7 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try options.makeAuthenticator()
+            let authenticator = try await options.makeAuthenticator()
             let tokens = try await authenticator.refresh()
             let until = tokens.expiresAt.map { " until \($0.formatted(.iso8601))" } ?? ""
             CommandSupport.printLine("Refreshed; the access token is valid\(until)")
@@ -67,7 +67,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try options.makeAuthenticator()
+            let authenticator = try await options.makeAuthenticator()
             let url: URL
             if target.contains("://") {
                 guard let absolute = URL(string: target) else {
@@ -116,7 +116,7 @@ public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try options.makeAuthenticator()
+            let authenticator = try await options.makeAuthenticator()
             let info = try await authenticator.userInfo()
             if json {
                 CommandSupport.printLine(try JSONValue.object(info.claims).encodedString())

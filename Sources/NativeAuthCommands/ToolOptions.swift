@@ -2,17 +2,19 @@ public import ArgumentParser
 internal import Foundation
 internal import LenientJSON
 public import NativeAuth
+internal import NativeAuthKeyring
 
 /// The options every command of a tool takes, and the authenticator they describe: where to sign
 /// in, as whom, where tokens are kept, and the settings the tool's providers declare.
 ///
 /// - `--issuer`, `--client-id`, `--client-secret`, `--client-secret-file`, `--scope`, `--client-auth`, `--provider`,
-///   `--config FILE` and `--store DIR`;
+///   `--config FILE`, `--store DIR` and `--token-storage auto|keyring|file|none`;
 /// - one option per setting the registered providers declare (`AuthProvider.settings`: Cognito's
 ///   `--user-pool-id`, GitHub's `--host`), with the declaration's help.
 ///
 /// Each can also come from the environment (`NATIVEAUTH_` and the key in capitals:
-/// `NATIVEAUTH_ISSUER`, `NATIVEAUTH_CLIENT_ID`, `NATIVEAUTH_USER_POOL_ID`, and `NATIVEAUTH_STORE`) or
+/// `NATIVEAUTH_ISSUER`, `NATIVEAUTH_CLIENT_ID`, `NATIVEAUTH_USER_POOL_ID`, `NATIVEAUTH_STORE` and
+/// `NATIVEAUTH_TOKEN_STORAGE`) or
 /// from the JSON file given with `--config` (snake_case keys). Flags win over the environment, the
 /// environment over the file.
 ///
@@ -22,7 +24,7 @@ public import NativeAuth
 /// struct WhoAmI<Tool: NativeAuthTool>: AsyncParsableCommand {
 ///     @OptionGroup var options: ToolOptions<Tool>
 ///     func run() async throws {
-///         let authenticator = try options.makeAuthenticator()
+///         let authenticator = try await options.makeAuthenticator()
 ///         print(try await authenticator.userInfo().subject)
 ///     }
 /// }
@@ -56,8 +58,17 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     @Option(name: .long, help: "A JSON configuration file (snake_case keys).")
     var config: String?
 
-    @Option(name: .long, help: "The token store directory (default: $XDG_STATE_HOME/nativeauth).")
+    @Option(
+        name: .long,
+        help: "The token file directory (default: $XDG_STATE_HOME/nativeauth); given, tokens are kept in files there.")
     var store: String?
+
+    @Option(
+        name: .customLong("token-storage"),
+        help: ArgumentHelp(
+            "Where tokens are kept: auto (the OS keyring when one answers, else files), keyring, file or none (memory only).",
+            valueName: "auto|keyring|file|none"))
+    var tokenStorage: String?
 
     // One option per declared provider setting (see ProviderSettingSlots). Every option is here
     // rather than in option groups of its own: argument-parser's debug-build checks go through each
@@ -83,7 +94,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     public init() {}
 
     /// The keys of the options that are the command line's own, not a provider's setting.
-    static var ownKeys: [String] { ["provider", "config", "store"] }
+    static var ownKeys: [String] { ["provider", "config", "store", "token_storage"] }
 
     private var slots: [String?] {
         [
@@ -96,32 +107,44 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         try Slots.checkUnused(slots)
     }
 
-    /// The authenticator these options describe, with a `FileTokenStore` and a `URLSessionTransport`
-    /// that log at `NATIVEAUTH_LOG_LEVEL`.
+    /// The authenticator these options describe, with the token storage they choose
+    /// (`--token-storage`, default `auto`: the OS keyring when one answers, else files) and a
+    /// `URLSessionTransport` that log at `NATIVEAUTH_LOG_LEVEL`.
     ///
     /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
     ///   which win over everything else.
     /// - Throws: `AuthError` for a configuration that is missing something or wrong, naming the key
-    ///   in its `field`.
-    public func makeAuthenticator(settings: [String: String] = [:]) throws -> Authenticator {
+    ///   in its `field`, and for a keyring that was asked for and does not answer.
+    public func makeAuthenticator(settings: [String: String] = [:]) async throws -> Authenticator {
+        try await prepare(settings: settings).authenticator
+    }
+
+    /// The authenticator and the storage picked for it.
+    func prepare(
+        settings: [String: String] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> (authenticator: Authenticator, storage: TokenStorage) {
         let merged = Slots.settings(slots).merging(settings) { $1 }
-        let (configuration, storeDirectory) = try resolve(settings: merged)
+        let resolved = try resolve(environment: environment, settings: merged)
         let registry = try Tool.makeRegistry()
         let provider: any AuthProvider
         do {
-            provider = try registry.makeProvider(configuration)
+            provider = try registry.makeProvider(resolved.configuration)
         } catch let error as AuthError where error.code == .providerNotRegistered {
             var error = error
-            if let hint = Tool.omittedProviders[configuration.provider] { error.hint = hint }
+            if let hint = Tool.omittedProviders[resolved.configuration.provider] { error.hint = hint }
             throw error
         }
+        let storage = try await CommandStorage.open(
+            resolved.storage, fileDirectory: resolved.storeDirectory, environment: environment)
         let logger = CommandSupport.makeLogger(label: Tool.toolName)
-        return Authenticator(
+        let authenticator = Authenticator(
             provider: provider,
-            store: FileTokenStore(directory: storeDirectory),
+            store: storage.store,
             transport: URLSessionTransport(logger: logger),
             logger: logger
         )
+        return (authenticator, storage)
     }
 
     /// The settings from the file, then the environment, then the flags.
@@ -130,7 +153,10 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             try config.map { path throws(AuthError) in try ProviderConfiguration.load(contentsOf: path) }
             ?? JSONObject()
         let settings = ProviderSetting.standard + Tool.providerSettings.map(\.setting)
-        let variables = settings.map { ($0.environmentVariable, $0.key) } + [("NATIVEAUTH_STORE", "store")]
+        let variables =
+            settings.map { ($0.environmentVariable, $0.key) } + [
+                ("NATIVEAUTH_STORE", "store"), ("NATIVEAUTH_TOKEN_STORAGE", "token_storage"),
+            ]
         for (variable, key) in variables {
             if let value = environment[variable], !value.isEmpty { object[key] = .string(value) }
         }
@@ -143,7 +169,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let flags: [(String, String?)] = [
             ("issuer", issuer), ("client_id", clientID), ("client_secret", secretFromFile ?? clientSecret),
             ("scope", scope),
-            ("client_auth", clientAuth), ("provider", provider), ("store", store),
+            ("client_auth", clientAuth), ("provider", provider), ("store", store), ("token_storage", tokenStorage),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }
@@ -151,20 +177,42 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         return object
     }
 
-    /// The provider configuration and the store directory.
+    /// What the options resolve to: the provider configuration and where tokens are kept.
+    struct Resolved {
+        var configuration: ProviderConfiguration
+        /// `--store` (or its variable or key), when given.
+        var storeDirectory: String?
+        var storage: TokenStorage.Choice
+    }
+
+    /// The provider configuration and the storage.
     ///
     /// - Parameter settings: The provider options and the command's own settings, which win over
     ///   everything else.
     func resolve(
         environment: [String: String] = ProcessInfo.processInfo.environment,
         settings: [String: String] = [:]
-    ) throws(AuthError) -> (ProviderConfiguration, storeDirectory: String?) {
+    ) throws(AuthError) -> Resolved {
         var object = try merged(environment: environment)
         for (key, value) in settings { object[key] = .string(value) }
-        let store = try? object.string("store")
+        let store = (try? object.string("store")) ?? nil
+        let storage = try Self.storageChoice((try? object.string("token_storage")) ?? nil, storeGiven: store != nil)
         object["store"] = nil
+        object["token_storage"] = nil
         if object["provider"] == nil { object["provider"] = .string(Tool.defaultProvider) }
-        return (try ProviderConfiguration(json: object), store ?? nil)
+        return Resolved(configuration: try ProviderConfiguration(json: object), storeDirectory: store, storage: storage)
+    }
+
+    /// The storage named by `value`; without one, `auto`, or `file` when a token directory was
+    /// given (`--store DIR` asks for files there).
+    static func storageChoice(_ value: String?, storeGiven: Bool) throws(AuthError) -> TokenStorage.Choice {
+        guard let value else { return storeGiven ? .file : .auto }
+        guard let choice = TokenStorage.Choice(rawValue: value.lowercased()) else {
+            throw AuthError(
+                .configurationInvalid, "unknown token storage '\(value)'",
+                hint: "use one of: auto, keyring, file, none", field: "token_storage")
+        }
+        return choice
     }
 }
 
