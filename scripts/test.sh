@@ -4,7 +4,8 @@
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
 #   2. builds everything, tests included
 #   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
-#      and runs the test suite against it and against local test servers, with debug logging on,
+#      and runs the test suite against it, against local test servers and against a real
+#      gnome-keyring-daemon on a private D-Bus bus (scripts/keyring-daemon), with debug logging on,
 #      and checks that no token or secret any server issued appears in any output (redaction);
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
@@ -28,7 +29,7 @@ log() { printf '\n==> %s\n' "$*"; }
 
 # --- 1. system packages -------------------------------------------------------------------------
 source scripts/lib/packages.sh
-mapfile -t needed < <(missing_build_packages)
+mapfile -t needed < <(missing_build_packages; missing_keyring_packages)
 command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
 command -v strings >/dev/null 2>&1 || needed+=(binutils)
 install_packages "${needed[@]}"
@@ -48,6 +49,14 @@ fi
 stop_server() { if [[ $started_server == 1 ]]; then scripts/test-server stop; fi; }
 trap stop_server EXIT
 
+# The keyring tests (NATIVEAUTH_KEYRING_TESTS=1, this run only, not under the sanitizers) use a real
+# gnome-keyring-daemon on a private bus as the suite's session bus; tests that lock, stop or kill a
+# daemon start their own. Nothing touches the keyring of the person running this.
+keyring=$(mktemp -d)
+scripts/keyring-daemon start "$keyring" >/dev/null
+stop_keyring() { scripts/keyring-daemon stop "$keyring" || true; rm -rf "$keyring"; }
+trap 'stop_keyring; stop_server' EXIT
+
 log "running the tests, with debug logging, recording every secret the servers hand out"
 # A missing server fails the integration tests instead of skipping them.
 # The outer timeout turns a hung test into a failure instead of a stalled CI run.
@@ -59,10 +68,14 @@ redaction=$(mktemp -d)
 mkdir "$redaction/outputs"
 set +e
 NATIVEAUTH_REQUIRE_TEST_SERVER=1 NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
-    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" timeout --kill-after=30 1200 swift test --skip-build 2>&1 \
+    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" NATIVEAUTH_KEYRING_TESTS=1 \
+    DBUS_SESSION_BUS_ADDRESS="unix:path=$keyring/bus" NATIVEAUTH_KEYRING_TEST_BUS="unix:path=$keyring/bus" \
+    timeout --kill-after=30 1200 swift test --skip-build 2>&1 \
     | tee "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
 status=${PIPESTATUS[0]}
 set -e
+stop_keyring
+trap stop_server EXIT
 [[ $status == 0 ]] || { echo "the test suite failed (exit $status); the full log: $redaction/suite.log" >&2; exit 1; }
 log "redaction: no token, code or client secret in anything the suite printed"
 python3 scripts/lib/redaction_check.py --self-test
