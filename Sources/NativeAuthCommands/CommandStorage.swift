@@ -37,7 +37,7 @@ enum CommandStorage {
     }
 
     /// `status`'s line about the storage.
-    static func line(for storage: TokenStorage) -> String {
-        "Storage: \(storage.backend.rawValue) (\(storage.location))"
+    static func line(for storage: TokenStorage) async -> String {
+        "Storage: \(storage.backend.rawValue) (\(await storage.describedLocation()))"
     }
 }

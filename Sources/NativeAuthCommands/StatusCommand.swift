@@ -29,15 +29,16 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let (authenticator, storage) = try await options.prepare()
             let tokens = try await authenticator.currentTokens()
             if json {
-                CommandSupport.printLine(try Self.json(tokens, storage: storage))
+                CommandSupport.printLine(
+                    try Self.json(tokens, storage: storage, location: await storage.describedLocation()))
             } else {
                 for line in Self.lines(tokens, now: Date()) { CommandSupport.printLine(line) }
-                CommandSupport.printLine(CommandStorage.line(for: storage))
+                CommandSupport.printLine(await CommandStorage.line(for: storage))
             }
         }
     }
 
-    static func json(_ tokens: TokenSet?, storage: TokenStorage? = nil) throws -> String {
+    static func json(_ tokens: TokenSet?, storage: TokenStorage? = nil, location: String? = nil) throws -> String {
         var object = JSONObject()
         object["signed_in"] = .bool(tokens != nil)
         object["subject"] = tokens?.subject.map(JSONValue.string) ?? .null
@@ -46,7 +47,7 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         object["has_refresh_token"] = .bool(tokens?.refreshToken != nil)
         if let storage {
             object["storage"] = .object([
-                "backend": .string(storage.backend.rawValue), "location": .string(storage.location),
+                "backend": .string(storage.backend.rawValue), "location": .string(location ?? storage.location),
             ])
         }
         return try JSONValue.object(object).encodedString()

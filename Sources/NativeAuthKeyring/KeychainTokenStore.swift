@@ -6,7 +6,7 @@
     /// A token store in the Keychain (Apple platforms): one generic-password item per key, readable
     /// after the first unlock and never synced or migrated to another device
     /// (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`), locked across processes like
-    /// ``FileTokenStore``.
+    /// `FileTokenStore`.
     ///
     /// It shares everything but the Keychain calls with ``SecretServiceTokenStore``: the stored
     /// JSON, writing only changes, the ``KeyringTokenLock``, the revision and moving token files

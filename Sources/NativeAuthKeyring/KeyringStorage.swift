@@ -12,8 +12,9 @@ public struct TokenFileMove: Sendable, Equatable {
     public let copied: Bool
 }
 
-/// What ``SecretServiceTokenStore`` and ``KeychainTokenStore`` share: the stored format, writing
-/// only what changed, the cross-process lock, the revision, and moving token files in.
+/// What ``SecretServiceTokenStore`` and `KeychainTokenStore` (Apple platforms) share: the stored
+/// format, writing only what changed, the cross-process lock, the revision, and moving token files
+/// in.
 struct KeyringStorage<Backend: Keyring>: Sendable {
     let backend: Backend
     let lock: KeyringTokenLock

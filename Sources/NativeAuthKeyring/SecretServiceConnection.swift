@@ -31,7 +31,7 @@
 
         /// Runs `body` with the open service and a cancel handle, on the connection's queue.
         ///
-        /// - Throws: ``AuthError`` (`token_store_failed`) for any status but OK and NOT_FOUND;
+        /// - Throws: `AuthError` (`token_store_failed`) for any status but OK and NOT_FOUND;
         ///   `CancellationError` when the task was cancelled.
         func call<Value: Sendable>(
             timeout: Duration? = nil,

@@ -5,7 +5,7 @@
     /// A token store in the freedesktop Secret Service (GNOME Keyring, KeePassXC, KWallet's
     /// Secret Service) on the session bus (`DBUS_SESSION_BUS_ADDRESS`), through libsecret: one item
     /// per key in the default collection (the login keyring), locked across processes like
-    /// ``FileTokenStore``.
+    /// `FileTokenStore`.
     ///
     /// - Each item has the attributes `application` (``application``), `issuer`, `client_id` and
     ///   `account`, and a label such as "NativeAuth sign-in at https://id.example.com (client cli)",
@@ -17,7 +17,7 @@
     /// - Its lock is a ``KeyringTokenLock``: a `flock` per key in a private directory, so N processes
     ///   refresh once. Its ``revision(of:)`` is a file in that directory that every change through
     ///   NativeAuth renames into place.
-    /// - With `movingFilesFrom`, a set found in that ``FileTokenStore`` for the same key is moved in
+    /// - With `movingFilesFrom`, a set found in that `FileTokenStore` for the same key is moved in
     ///   on the first load (or the file removed when the keyring already holds a set), and
     ///   ``remove(_:)`` removes the file too.
     public struct SecretServiceTokenStore: TokenStore {
@@ -75,10 +75,17 @@
 
         /// The default collection (the login keyring), which also says that a Secret Service answers.
         ///
-        /// - Throws: ``AuthError`` (`token_store_failed`) when none answers within ``timeout`` or
+        /// - Throws: `AuthError` (`token_store_failed`) when none answers within ``timeout`` or
         ///   it has no default collection.
         public func defaultCollection() async throws -> Collection {
             try await defaultCollection(timeout: timeout)
+        }
+
+        /// Connects and opens a session, within `timeout`: that a Secret Service answers.
+        func connect(timeout: Duration) async throws {
+            _ = try await connection.call(timeout: timeout) { _, _ in
+                SecretServiceConnection.Outcome<Bool>(status: Int32(NATIVEAUTH_SECRET_OK), message: nil, value: true)
+            }
         }
 
         func defaultCollection(timeout: Duration) async throws -> Collection {

@@ -18,7 +18,7 @@ public struct TokenStorage: Sendable {
         case auto
         /// The keyring, or an error when none answers (fail closed).
         case keyring
-        /// Files: ``FileTokenStore``.
+        /// Files: `FileTokenStore`.
         case file
         /// Memory only: nothing outlives the process (containers, CI).
         case none
@@ -26,9 +26,9 @@ public struct TokenStorage: Sendable {
 
     /// The kind of store picked.
     public enum Backend: String, Sendable {
-        /// ``SecretServiceTokenStore`` on Linux, ``KeychainTokenStore`` on Apple platforms.
+        /// ``SecretServiceTokenStore`` on Linux, `KeychainTokenStore` on Apple platforms.
         case keyring
-        /// ``FileTokenStore``.
+        /// `FileTokenStore`.
         case file
         /// `MemoryTokenStore`.
         case memory
@@ -38,7 +38,7 @@ public struct TokenStorage: Sendable {
     public struct Options: Sendable {
         /// The keyring items' application (Secret Service) or service (Keychain) attribute.
         public var application = "nativeauth"
-        /// The file store's directory; default ``FileTokenStore/defaultDirectory(environment:)``.
+        /// The file store's directory; default `FileTokenStore/defaultDirectory(environment:)`.
         /// With the keyring, sets found there move in.
         public var fileDirectory: String?
         /// The keyring stores' lock directory; default ``TokenStorage/defaultLockDirectory(environment:)``.
@@ -79,7 +79,7 @@ public struct TokenStorage: Sendable {
 
     /// Opens the storage `choice` names.
     ///
-    /// - Throws: ``AuthError`` (`token_store_failed`) when `choice` is ``Choice/keyring`` and no
+    /// - Throws: `AuthError` (`token_store_failed`) when `choice` is ``Choice/keyring`` and no
     ///   keyring answers, saying how to start one or choose files.
     public static func open(
         _ choice: Choice = .auto,
@@ -110,6 +110,24 @@ public struct TokenStorage: Sendable {
                 return make(.file, fileDirectory, files, error.message)
             }
         }
+    }
+
+    /// ``location``, and for the Secret Service the default collection and whether it is locked
+    /// (`Secret Service, collection "Login"`), asked within the store's timeout.
+    public func describedLocation() async -> String {
+        #if canImport(CNativeAuthSecret)
+            if let keyring = store as? SecretServiceTokenStore {
+                do {
+                    let collection = try await keyring.defaultCollection()
+                    return "Secret Service, collection \"\(collection.label)\"\(collection.isLocked ? ", locked" : "")"
+                } catch let error as AuthError {
+                    return "Secret Service (\(error.message))"
+                } catch {
+                    return location
+                }
+            }
+        #endif
+        return location
     }
 
     /// Removes `key` from the backends other than ``backend`` where it is found (a `logout` that
@@ -160,9 +178,10 @@ public struct TokenStorage: Sendable {
                 timeout: options.timeout, movingFilesFrom: files, moved: options.moved,
                 clock: options.clock)
             do {
-                let collection = try await store.defaultCollection(timeout: options.probeTimeout)
-                let locked = collection.isLocked ? ", locked" : ""
-                return .success((store, "Secret Service, collection \"\(collection.label)\"\(locked)"))
+                // Connecting and opening a session says that one answers; which collection, and
+                // whether it is locked, ``describedLocation()`` asks (one round trip fewer here).
+                try await store.connect(timeout: options.probeTimeout)
+                return .success((store, "Secret Service"))
             } catch let error as AuthError {
                 return .failure(error)
             } catch {

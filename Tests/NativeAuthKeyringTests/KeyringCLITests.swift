@@ -293,4 +293,29 @@ import Testing
         }
         try await daemon.stop()
     }
+
+    /// `--token-storage` wins over `NATIVEAUTH_TOKEN_STORAGE`, which wins over `token_storage` in the
+    /// configuration file; `--store DIR` alone means files there; an unknown value is refused.
+    @Test func theStorageComesFromTheFlagTheEnvironmentOrTheConfigFile() async throws {
+        let home = try Home()
+        let environment = home.environment(bus: nil)
+        let config = home.root.path + "/config/tool.json"
+        try #"{"token_storage": "file"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let status = ["status", "--issuer", "https://id.example.com", "--client-id", "c"]
+        func storage(_ arguments: [String], _ extra: [String: String] = [:]) async throws -> String {
+            let result = try await run(cli, status + arguments, environment: environment.merging(extra) { $1 })
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").first { $0.hasPrefix("Storage: ") }.map(String.init) ?? ""
+        }
+        #expect(try await storage(["--config", config]) == "Storage: file (\(home.fileStore))")
+        let none = ["NATIVEAUTH_TOKEN_STORAGE": "none"]
+        #expect(try await storage(["--config", config], none).hasPrefix("Storage: memory"))
+        #expect(try await storage(["--config", config, "--token-storage", "none"]).hasPrefix("Storage: memory"))
+        #expect(
+            try await storage(["--store", home.root.path + "/elsewhere"])
+                == "Storage: file (\(home.root.path)/elsewhere)")
+        let unknown = try await run(cli, status + ["--token-storage", "vault"], environment: environment)
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("unknown token storage 'vault'"), "\(unknown.stderr)")
+    }
 }

@@ -116,6 +116,7 @@ enum SuiteKeyring {
         let storage = try await TokenStorage.open(.auto, options: options)
         #expect(storage.backend == .keyring)
         #expect(storage.fallbackReason == nil)
-        #expect(storage.location == #"Secret Service, collection "Login""#)
+        #expect(storage.location == "Secret Service")
+        #expect(await storage.describedLocation() == #"Secret Service, collection "Login""#)
     }
 }
