@@ -25,6 +25,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NativeAuth", package: nativeAuth),
                 .product(name: "NativeAuthTesting", package: nativeAuth),
+                .product(name: "NativeAuthKeyring", package: nativeAuth),
                 .product(name: "LenientJSON", package: nativeAuth),
             ],
             path: "Benchmarks/NativeAuthBenchmarks",

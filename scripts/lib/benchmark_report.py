@@ -249,6 +249,36 @@ def main():
         ],
     )
 
+    # Keyring
+    r.add(
+        "## Keyring store against file store",
+        "",
+        "The Secret Service (gnome-keyring-daemon on a private bus) against `FileTokenStore`, in the same run.",
+        "",
+    )
+    file_cold = r.median("CLI: oidc-login token, valid token, cold start, file store", "wall time (µs)")
+    keyring_cold = r.median("CLI: oidc-login token, valid token, cold start, keyring", "wall time (µs)")
+    cold_ratio = keyring_cold / file_cold
+    if cold_ratio > 1.5:
+        r.misses.append(f"keyring: oidc-login token cold start is {cold_ratio:.2f}× the file store's, over 1.5×")
+    rows = [
+        ["`oidc-login token`, valid token: cold start", f"{file_cold / 1000:.1f} ms", f"{keyring_cold / 1000:.1f} ms",
+         f"{cold_ratio:.2f}×", "≤ 1.5×", "yes" if cold_ratio <= 1.5 else "**no**"],
+    ]
+    storms = {}
+    for store in ["file store", "keyring"]:
+        name = f"cross-process: 8 processes, {store}"
+        count, iterations = exactly_one(r, name)
+        none_seen(r, name, "invalid_grant answers")
+        storms[store] = (count, iterations, r.median(name, "wall time (µs)"))
+    storm_ratio = storms["keyring"][2] / storms["file store"][2]
+    rows.append(["8 × `oidc-login token` after expiry: wall time", f"{storms['file store'][2] / 1000:.1f} ms",
+                 f"{storms['keyring'][2] / 1000:.1f} ms", f"{storm_ratio:.2f}×", "", ""])
+    counts_met = all("**" not in storms[store][0] for store in storms)
+    rows.append(["… refresh requests", storms["file store"][0], storms["keyring"][0], "", "1",
+                 "yes" if counts_met else "**no**"])
+    r.table(["what", "file store", "keyring", "keyring / file", "target", "met"], rows)
+
     r.add("## Targets", "")
     if r.failures:
         r.add("Failed (correctness):", "", *[f"- {failure}" for failure in r.failures], "")

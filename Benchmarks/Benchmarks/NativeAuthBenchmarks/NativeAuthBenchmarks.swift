@@ -16,4 +16,5 @@ let benchmarks: @Sendable () -> Void = {
     loginBenchmarks()
     jsonBenchmarks()
     cliBenchmarks()
+    keyringBenchmarks()
 }
