@@ -135,6 +135,7 @@ swift format lint --strict --recursive --parallel "${dirs[@]}" Package.swift
 if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     log "building the documentation (warnings are errors)"
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
+        --target NativeAuthKeyring \
         --target NativeAuthTesting \
         --warnings-as-errors >/dev/null
 fi
