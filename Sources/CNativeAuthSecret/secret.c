@@ -1,5 +1,9 @@
 // The freedesktop Secret Service through libsecret: see include/CNativeAuthSecret.h.
 
+// Linux only (the package depends on this target on Linux alone; `swift build` of every target on
+// another platform compiles it empty).
+#ifdef __linux__
+
 #include "CNativeAuthSecret.h"
 
 #include <libsecret/secret.h>
@@ -310,3 +314,5 @@ void nativeauth_secret_free_bytes(unsigned char *bytes, size_t length) {
 void nativeauth_secret_free_string(char *string) { g_free(string); }
 
 void nativeauth_secret_free_strings(char **strings) { g_strfreev(strings); }
+
+#endif

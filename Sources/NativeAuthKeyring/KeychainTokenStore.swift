@@ -58,7 +58,7 @@
     struct KeychainKeyring: Keyring {
         let service: String
 
-        private func query(_ key: TokenKey) -> [String: Any] {
+        private func itemQuery(_ key: TokenKey) -> [String: Any] {
             [
                 kSecClass as String: kSecClassGenericPassword,
                 kSecAttrService as String: service,
@@ -67,7 +67,7 @@
         }
 
         func read(_ key: TokenKey) async throws -> [UInt8]? {
-            var query = query(key)
+            var query = itemQuery(key)
             query[kSecReturnData as String] = true
             query[kSecMatchLimit as String] = kSecMatchLimitOne
             var result: CFTypeRef?
@@ -86,18 +86,18 @@
                 kSecValueData as String: Data(bytes), kSecAttrLabel as String: label,
                 kSecAttrGeneric as String: keyJSON,
             ]
-            let status = SecItemUpdate(query(key) as CFDictionary, update as CFDictionary)
+            let status = SecItemUpdate(itemQuery(key) as CFDictionary, update as CFDictionary)
             if status != errSecItemNotFound {
                 try check(status, "update")
                 return
             }
-            var add = query(key).merging(update) { $1 }
+            var add = itemQuery(key).merging(update) { $1 }
             add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
             try check(SecItemAdd(add as CFDictionary, nil), "add")
         }
 
         func delete(_ key: TokenKey) async throws -> Bool {
-            let status = SecItemDelete(query(key) as CFDictionary)
+            let status = SecItemDelete(itemQuery(key) as CFDictionary)
             if status == errSecItemNotFound { return false }
             try check(status, "delete")
             return true

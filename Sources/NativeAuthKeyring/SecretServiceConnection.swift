@@ -1,17 +1,21 @@
 #if canImport(CNativeAuthSecret)
     internal import CNativeAuthSecret
-    internal import Dispatch
     internal import Foundation
     internal import NativeAuth
 
-    /// One connection to a Secret Service, opened on first use and reopened after a failure; every
-    /// call runs on its own serial queue (libsecret's calls block), never on Swift's cooperative
-    /// threads, and is cancelled when its time is up or its task is cancelled.
+    /// One connection to a Secret Service, opened on first use and reopened after a failure.
+    ///
+    /// libsecret's calls block, so each runs on a thread of its own: neither Swift's cooperative
+    /// threads nor libdispatch's (which back them on Linux, and grow only slowly when blocked) are
+    /// ever held by a D-Bus round trip, and a busy process cannot delay one either. Calls run one at
+    /// a time in the whole process (they share GLib's session bus connection), and each is
+    /// cancelled by a watchdog thread when its time is up, or when its task is cancelled.
     final class SecretServiceConnection: @unchecked Sendable {
         /// How long one call (connecting included) may take.
         let timeout: Duration
-        private let queue = DispatchQueue(label: "NativeAuthKeyring.SecretService")
-        /// Only touched on `queue`.
+        /// One libsecret call at a time, in the whole process.
+        private static let calls = NSLock()
+        /// Only touched while holding `calls`.
         private var service: OpaquePointer?
 
         init(timeout: Duration) {
@@ -19,7 +23,10 @@
         }
 
         deinit {
-            if let service { nativeauth_secret_close(service) }
+            guard let service else { return }
+            Self.calls.lock()
+            nativeauth_secret_close(service)
+            Self.calls.unlock()
         }
 
         /// What a call in C returned: its status, its message, and its value when it succeeded.
@@ -29,7 +36,7 @@
             var value: Value?
         }
 
-        /// Runs `body` with the open service and a cancel handle, on the connection's queue.
+        /// Runs `body` with the open service and a cancel handle, on a thread of its own.
         ///
         /// - Throws: `AuthError` (`token_store_failed`) for any status but OK and NOT_FOUND;
         ///   `CancellationError` when the task was cancelled.
@@ -42,9 +49,13 @@
             let outcome = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<Outcome<Value>, any Error>) in
-                    queue.async {
-                        continuation.resume(returning: self.run(body, cancel: cancel, timeout: timeout))
+                    let thread = Thread {
+                        Self.calls.lock()
+                        let outcome = self.run(body, cancel: cancel, timeout: timeout)
+                        Self.calls.unlock()
+                        continuation.resume(returning: outcome)
                     }
+                    thread.start()
                 }
             } onCancel: {
                 cancel.fire()
@@ -56,16 +67,15 @@
             }
         }
 
-        /// On `queue`: opens the service when needed, runs `body`, and drops the connection after
-        /// a failure that may have left it unusable.
+        /// Holding `calls`: opens the service when needed, runs `body`, and drops the connection
+        /// after a failure that may have left it unusable.
         private func run<Value>(
             _ body: (OpaquePointer, OpaquePointer) -> Outcome<Value>,
             cancel: CancelHandle,
             timeout: Duration
         ) -> Outcome<Value> {
-            let timer = DispatchWorkItem { [cancel] in cancel.timeUp() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval, execute: timer)
-            defer { timer.cancel() }
+            let watchdog = Watchdog(cancel: cancel, deadline: Date().addingTimeInterval(timeout.timeInterval))
+            defer { watchdog.finish() }
             if service == nil {
                 var opened: OpaquePointer?
                 var message: UnsafeMutablePointer<CChar>?
@@ -115,6 +125,32 @@
             default:
                 return AuthError(.tokenStoreFailed, "the Secret Service refused the request\(detail)")
             }
+        }
+    }
+
+    /// A thread that cancels a call when its deadline passes, unless the call finished first.
+    final class Watchdog: @unchecked Sendable {
+        private let condition = NSCondition()
+        /// Guarded by `condition`.
+        private var finished = false
+
+        init(cancel: CancelHandle, deadline: Date) {
+            let thread = Thread { [self] in
+                condition.lock()
+                while !finished, condition.wait(until: deadline) {}
+                let late = !finished
+                condition.unlock()
+                if late { cancel.timeUp() }
+            }
+            thread.start()
+        }
+
+        /// The call finished: the watchdog stops without cancelling.
+        func finish() {
+            condition.lock()
+            finished = true
+            condition.signal()
+            condition.unlock()
         }
     }
 

@@ -17,7 +17,7 @@ enum SuiteKeyring {
     }
 }
 
-@Suite(.testLogging, .enabled(if: KeyringDaemon.enabled)) struct SecretServiceTokenStoreTests {
+@Suite(.testLogging, .enabled(if: KeyringDaemon.enabled), .serialized) struct SecretServiceTokenStoreTests {
     func tokens(_ access: String, subject: String = "alice") -> TokenSet {
         TokenSet(
             accessToken: access, refreshToken: "refresh-\(access)", idToken: "id-\(access)",
