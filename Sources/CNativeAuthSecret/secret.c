@@ -62,7 +62,16 @@ static int failure(GError *error, char **message) {
         status = NATIVEAUTH_SECRET_CANCELLED;
     } else if (g_error_matches(error, SECRET_ERROR, SECRET_ERROR_IS_LOCKED)) {
         status = NATIVEAUTH_SECRET_LOCKED;
-    } else if (error->domain == G_DBUS_ERROR || error->domain == G_IO_ERROR) {
+    } else if ((error->domain == G_DBUS_ERROR &&
+                (error->code == G_DBUS_ERROR_SERVICE_UNKNOWN || error->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER ||
+                 error->code == G_DBUS_ERROR_NO_REPLY || error->code == G_DBUS_ERROR_DISCONNECTED ||
+                 error->code == G_DBUS_ERROR_TIMEOUT || error->code == G_DBUS_ERROR_NO_SERVER ||
+                 error->code == G_DBUS_ERROR_FILE_NOT_FOUND || error->code == G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND)) ||
+               (error->domain == G_IO_ERROR &&
+                (error->code == G_IO_ERROR_CLOSED || error->code == G_IO_ERROR_NOT_FOUND ||
+                 error->code == G_IO_ERROR_CONNECTION_REFUSED || error->code == G_IO_ERROR_TIMED_OUT ||
+                 error->code == G_IO_ERROR_BROKEN_PIPE || error->code == G_IO_ERROR_CONNECTION_CLOSED ||
+                 error->code == G_IO_ERROR_FAILED || error->code == G_IO_ERROR_INVALID_ARGUMENT))) {
         // No bus, no Secret Service on it, the daemon gone or not answering.
         status = NATIVEAUTH_SECRET_UNAVAILABLE;
     }
@@ -165,14 +174,33 @@ int nativeauth_secret_default_collection(nativeauth_secret_service *handle, nati
     return status;
 }
 
+// Whether `error` says that an object the call was about is gone (another process deleted an
+// item between the search and the loading of its properties).
+static gboolean vanished(const GError *error) {
+    if (error == NULL) return FALSE;
+    if (g_error_matches(error, SECRET_ERROR, SECRET_ERROR_NO_SUCH_OBJECT)) return TRUE;
+    gchar *remote = g_dbus_error_get_remote_error(error);
+    gboolean gone = remote != NULL && (g_str_equal(remote, "org.freedesktop.Secret.Error.NoSuchObject") ||
+                                       g_str_equal(remote, "org.freedesktop.DBus.Error.UnknownObject") ||
+                                       g_str_equal(remote, "org.freedesktop.DBus.Error.UnknownMethod"));
+    g_free(remote);
+    return gone || strstr(error->message, "No such secret item") != NULL;
+}
+
 // Every item matching `pairs`, locked ones included, with secrets loaded when `secrets` (for the
-// unlocked ones); NULL with a status on failure (an empty list is NULL with OK).
+// unlocked ones); NULL with a status on failure (an empty list is NULL with OK). A search that
+// raced with another process deleting one of the items is run again.
 static GList *search(nativeauth_secret_service *handle, const char *const *pairs, gboolean secrets,
                      GCancellable *cancellable, int *status, char **message) {
-    GError *error = NULL;
     GHashTable *attributes = attribute_table(pairs);
     SecretSearchFlags flags = SECRET_SEARCH_ALL | (secrets ? SECRET_SEARCH_LOAD_SECRETS : 0);
-    GList *items = secret_service_search_sync(handle->service, &token_schema, attributes, flags, cancellable, &error);
+    GList *items = NULL;
+    GError *error = NULL;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        g_clear_error(&error);
+        items = secret_service_search_sync(handle->service, &token_schema, attributes, flags, cancellable, &error);
+        if (error == NULL || !vanished(error)) break;
+    }
     g_hash_table_unref(attributes);
     *status = NATIVEAUTH_SECRET_OK;
     if (error != NULL) *status = failure(error, message);
@@ -272,6 +300,8 @@ int nativeauth_secret_delete(nativeauth_secret_service *handle, const char *cons
         GError *error = NULL;
         if (secret_item_delete_sync(item->data, cancel->cancellable, &error)) {
             *removed += 1;
+        } else if (vanished(error)) {
+            g_clear_error(&error);  // deleted by another process meanwhile
         } else {
             status = failure(error, message);
         }
