@@ -28,6 +28,26 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n==> %s\n' "$*"; }
 
+# The issues a failed `swift test` recorded, one line each and cut short, so that the end of the
+# output (all a CI excerpt may show) says what failed and why.
+failures() {
+    log "what failed ($1)"
+    grep -a -E 'recorded an issue|error: |Fatal error' "$1" | grep -av -E '^[0-9T:+-]+ (trace|debug) ' \
+        | cut -c1-700 | head -20 >&2 || true
+}
+
+# Runs a test command with its output on screen and in a log; on failure, ends with `failures`.
+logged_test() {
+    local output status
+    output=$(mktemp)
+    set +e
+    "$@" 2>&1 | tee "$output"
+    status=${PIPESTATUS[0]}
+    set -e
+    [[ $status == 0 ]] || { failures "$output"; rm -f "$output"; echo "failed (exit $status): $*" >&2; exit 1; }
+    rm -f "$output"
+}
+
 # --- 1. system packages -------------------------------------------------------------------------
 source scripts/lib/packages.sh
 mapfile -t needed < <(missing_build_packages; missing_keyring_packages)
@@ -65,7 +85,11 @@ NATIVEAUTH_REQUIRE_TEST_SERVER=1 NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECR
     | tee "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
 status=${PIPESTATUS[0]}
 set -e
-[[ $status == 0 ]] || { echo "the test suite failed (exit $status); the full log: $redaction/suite.log" >&2; exit 1; }
+[[ $status == 0 ]] || {
+    failures "$redaction/suite.log"
+    echo "the test suite failed (exit $status); the full log: $redaction/suite.log" >&2
+    exit 1
+}
 
 # The keyring tests, on their own (NATIVEAUTH_KEYRING_TESTS=1; not under the sanitizers): a real
 # gnome-keyring-daemon on a private bus is this run's session bus, and tests that lock, stop or
@@ -87,7 +111,11 @@ set -e
 scripts/keyring-daemon stop "$keyring" || true
 rm -rf "$keyring"
 trap stop_server EXIT
-[[ $status == 0 ]] || { echo "the keyring tests failed (exit $status); the full log: $redaction/suite.log" >&2; exit 1; }
+[[ $status == 0 ]] || {
+    failures "$redaction/suite.log"
+    echo "the keyring tests failed (exit $status); the full log: $redaction/suite.log" >&2
+    exit 1
+}
 log "redaction: no token, code or client secret in anything the suite printed"
 python3 scripts/lib/redaction_check.py --self-test
 python3 scripts/lib/redaction_check.py --secrets "$redaction/secrets" .test-server/issued-secrets \
@@ -95,14 +123,14 @@ python3 scripts/lib/redaction_check.py --secrets "$redaction/secrets" .test-serv
 rm -rf "$redaction"
 
 log "running the stress tests on their own (10,000 hostile requests to the loopback receiver; 1,000 kill -9 of a token store writer)"
-NATIVEAUTH_STRESS_TESTS=1 timeout --kill-after=30 900 swift test --skip-build \
+NATIVEAUTH_STRESS_TESTS=1 logged_test timeout --kill-after=30 900 swift test --skip-build \
     --filter 'LoopbackAbuseTests|FileTokenStoreCrashTests'
 
 # Each sanitizer builds in a scratch path of its own, so the plain build above stays as it is. The
 # test server is still running: the integration tests run under the sanitizers too.
 log "the test suite under ThreadSanitizer"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \
+NATIVEAUTH_REQUIRE_TEST_SERVER=1 logged_test timeout --kill-after=30 1200 \
     swift test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 # LeakSanitizer is off: it reports what libcurl (FoundationNetworking) and swift-crypto's RSA code
@@ -110,7 +138,7 @@ NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \
 # memory errors are all still caught.
 log "the test suite under AddressSanitizer"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
-ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 timeout --kill-after=30 1200 \
+ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 logged_test timeout --kill-after=30 1200 \
     swift test --skip-build --sanitize=address --scratch-path .build-asan
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"

@@ -50,8 +50,17 @@ public struct EveryCommandRun: Sendable {
     public func problems(minimumTokens: Int, besides secrets: [String]) -> [String] {
         var problems: [String] = []
         if statuses != Self.expectedStatuses {
+            // Only what the unexpected commands said, without their trace and debug lines: the
+            // message has to fit in a CI log's excerpt.
+            let unexpected = zip(outputs, Self.expectedStatuses).filter { $0.result.status != $1 }.map { output, _ in
+                let said = output.result.stderr.split(separator: "\n").filter { line in
+                    !line.contains(" trace ") && !line.contains(" debug ")
+                }
+                let name = output.command.joined(separator: " ")
+                return "\(name) exited \(output.result.status): \(said.joined(separator: " | "))"
+            }
             problems.append(
-                "exit statuses \(statuses), expected \(Self.expectedStatuses); stderr: \(outputs.map(\.result.stderr))")
+                "exit statuses \(statuses), expected \(Self.expectedStatuses); \(unexpected.joined(separator: "; "))")
         }
         if tokens.count < minimumTokens {
             problems.append("only \(tokens.count) tokens passed through the store, expected \(minimumTokens) or more")
