@@ -24,6 +24,7 @@ struct CognitoLogin: AsyncParsableCommand, NativeAuthTool {
             LoginCommand<CognitoLogin>.self, StatusCommand<CognitoLogin>.self, TokenCommand<CognitoLogin>.self,
             APICommand<CognitoLogin>.self, UserInfoCommand<CognitoLogin>.self, RefreshCommand<CognitoLogin>.self,
             LogoutCommand<CognitoLogin>.self,
+            SwitchCommand<CognitoLogin>.self, ProfileCommand<CognitoLogin>.self,
         ]
     )
 

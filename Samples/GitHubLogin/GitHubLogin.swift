@@ -24,6 +24,7 @@ struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
             LoginCommand<GitHubLogin>.self, StatusCommand<GitHubLogin>.self, TokenCommand<GitHubLogin>.self,
             APICommand<GitHubLogin>.self, UserInfoCommand<GitHubLogin>.self, RefreshCommand<GitHubLogin>.self,
             LogoutCommand<GitHubLogin>.self,
+            SwitchCommand<GitHubLogin>.self, ProfileCommand<GitHubLogin>.self,
         ]
     )
 

@@ -25,6 +25,7 @@ struct GoogleLogin: AsyncParsableCommand, NativeAuthTool {
             LoginCommand<GoogleLogin>.self, StatusCommand<GoogleLogin>.self, TokenCommand<GoogleLogin>.self,
             APICommand<GoogleLogin>.self, UserInfoCommand<GoogleLogin>.self, RefreshCommand<GoogleLogin>.self,
             LogoutCommand<GoogleLogin>.self,
+            SwitchCommand<GoogleLogin>.self, ProfileCommand<GoogleLogin>.self,
         ]
     )
 

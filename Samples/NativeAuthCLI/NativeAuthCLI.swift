@@ -34,6 +34,7 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
             LoginCommand<NativeAuthCLI>.self, StatusCommand<NativeAuthCLI>.self, TokenCommand<NativeAuthCLI>.self,
             APICommand<NativeAuthCLI>.self, UserInfoCommand<NativeAuthCLI>.self, RefreshCommand<NativeAuthCLI>.self,
             LogoutCommand<NativeAuthCLI>.self,
+            SwitchCommand<NativeAuthCLI>.self, ProfileCommand<NativeAuthCLI>.self,
         ]
     )
 

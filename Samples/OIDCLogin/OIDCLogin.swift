@@ -21,6 +21,7 @@ struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
             LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self, TokenCommand<OIDCLogin>.self,
             APICommand<OIDCLogin>.self, UserInfoCommand<OIDCLogin>.self, RefreshCommand<OIDCLogin>.self,
             LogoutCommand<OIDCLogin>.self,
+            SwitchCommand<OIDCLogin>.self, ProfileCommand<OIDCLogin>.self,
         ]
     )
 

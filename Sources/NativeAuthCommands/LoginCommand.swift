@@ -11,6 +11,9 @@ internal import NativeAuth
 /// - `--paste`: prints the URL and reads the pasted address (or code) from stdin;
 /// - `--device`: the device authorization grant; the prompt's lines start with `Code: ` and `Open: `.
 ///
+/// The sign-in is kept as an account named after who signed in, or `--account NAME`; signing in as
+/// a stored account replaces its tokens, and the first account becomes the active one.
+///
 /// Prints `Signed in as …` on stdout; URLs, hints and prompts go to stderr.
 public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
@@ -61,28 +64,33 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             var settings: [String: String] = [:]
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
-            let (authenticator, storage) = try await options.prepare(settings: settings)
+            let prepared = try await options.prepare(settings: settings, use: .none)
+            let accounts = prepared.accounts
+            let name = prepared.accountNamed ? prepared.account : nil
             let presenter = device ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
             let showsProgress = !paste && !noBrowser
-            let tokens = try await CommandSupport.cancellingOnSignals {
-                let signIn: @Sendable () async throws -> TokenSet = {
+            let signIn = try await CommandSupport.cancellingOnSignals {
+                let signIn: @Sendable () async throws -> Accounts.SignIn = {
                     if let presenter {
-                        try await authenticator.login(presenter: presenter)
+                        try await accounts.login(presenter: presenter, name: name)
                     } else {
-                        try await authenticator.loginWithDevice()
+                        try await accounts.loginWithDevice(name: name)
                     }
                 }
                 return showsProgress ? try await CommandSupport.withProgress(progress, signIn) : try await signIn()
             }
-            // Providers without ID tokens (GitHub) name the account through their userinfo.
-            var name = tokens.displayName ?? tokens.subject
-            if name == nil, let user = try? await authenticator.userInfo() {
-                name = user.preferredUsername ?? user.name ?? user.email ?? user.subject
+            let who = signIn.tokens.displayName ?? signIn.tokens.subject ?? "an unnamed account"
+            CommandSupport.printLine(
+                "Signed in as \(who)" + (who == signIn.account ? "" : " (account \(signIn.account))"))
+            if !signIn.isActive, let active = try? await accounts.active() {
+                CommandSupport.notice(
+                    "\(signIn.account) is signed in; the active account is still \(active)."
+                        + " `\(Tool.toolName) switch \(signIn.account)` makes it the active one;"
+                        + " --account \(signIn.account) acts on it without switching")
             }
-            CommandSupport.printLine("Signed in as \(name ?? "an unnamed account")")
-            if let notice = CommandStorage.notice(for: storage) { CommandSupport.notice(notice) }
+            if let notice = CommandStorage.notice(for: prepared.storage) { CommandSupport.notice(notice) }
         }
     }
 

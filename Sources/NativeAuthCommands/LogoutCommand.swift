@@ -3,7 +3,8 @@ internal import Foundation
 internal import NativeAuth
 internal import NativeAuthKeyring
 
-/// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL.
+/// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL,
+/// for the selected account (`--account`, else the active one), or `--all` of them.
 public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -22,12 +23,20 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for the end-session round trip.")
     var timeout: Int = 120
 
+    @Flag(name: .long, help: "Sign every account out (revoking and removing; no end-session page is opened).")
+    var all = false
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let (authenticator, storage) = try await options.prepare()
+            if all {
+                try await logoutAll()
+                return
+            }
+            let prepared = try await options.prepare()
+            let (authenticator, storage) = (prepared.authenticator, prepared.storage)
             let presenter: LoopbackPresenter? =
                 noBrowser
                 ? nil
@@ -40,6 +49,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if let error = result.revocationError {
                 CommandSupport.report(error, tool: Tool.self)
             }
+            try await Self.forgetIfActive(prepared.account, in: prepared.accounts)
             // The same sign-in kept by another backend (files from before the keyring; a keyring
             // item from an earlier --token-storage keyring) goes too.
             for problem in await storage.removeElsewhere(authenticator.key) {
@@ -63,5 +73,37 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             CommandSupport.printLine("Signed out")
             if result.revocationError != nil { throw ExitCode(1) }
         }
+    }
+
+    /// After `account` signed out: when it was the active one, none is (a single remaining
+    /// account is, implicitly).
+    static func forgetIfActive(_ account: String, in accounts: Accounts) async throws {
+        let key = accounts.authenticator.key
+        if try await accounts.activeStore.activeAccount(issuer: key.issuer, clientID: key.clientID) == account {
+            try await accounts.activeStore.setActiveAccount(nil, issuer: key.issuer, clientID: key.clientID)
+        }
+    }
+
+    /// `logout --all`: every account revoked and removed, one line each.
+    private func logoutAll() async throws {
+        let prepared = try await options.prepare(use: .none)
+        let names = try await prepared.accounts.names()
+        guard !names.isEmpty else {
+            CommandSupport.printLine("Not signed in.")
+            return
+        }
+        var failed = false
+        for name in names {
+            let result = try await prepared.accounts.logout(name)
+            if let error = result.revocationError {
+                CommandSupport.report(error, tool: Tool.self)
+                failed = true
+            }
+            for problem in await prepared.storage.removeElsewhere(prepared.accounts.authenticator(for: name).key) {
+                CommandSupport.warn("could not remove the tokens from every storage: \(problem.message)")
+            }
+            CommandSupport.printLine("Signed out \(name)")
+        }
+        if failed { throw ExitCode(1) }
     }
 }

@@ -36,6 +36,9 @@ public protocol NativeAuthTool {
     /// Hints for provider ids this build left out, by id ("rebuild with the GitHub trait"); shown
     /// when a configuration asks for one. Default: none.
     static var omittedProviders: [String: String] { get }
+    /// The directory name of the tool's profiles under `$XDG_CONFIG_HOME` (`~/.config`).
+    /// Default: `nativeauth`, shared by every tool built on NativeAuth.
+    static var configurationName: String { get }
     /// Where `api PATH` resolves a relative path for `provider`. Default: the provider's issuer.
     /// A tool whose provider's API lives elsewhere says so here (GitHub's `https://api.github.com`).
     static func apiBaseURL(for provider: any AuthProvider) -> URL?
@@ -43,6 +46,8 @@ public protocol NativeAuthTool {
 
 extension NativeAuthTool {
     public static var omittedProviders: [String: String] { [:] }
+
+    public static var configurationName: String { "nativeauth" }
 
     public static func apiBaseURL(for provider: any AuthProvider) -> URL? { provider.configuration.issuer }
 }

@@ -60,6 +60,21 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "A named profile of settings (see `profile`); also NATIVEAUTH_PROFILE or a .nativeauth.json here.",
+            valueName: "name"))
+    var profile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The account to act on, without changing the active one (also NATIVEAUTH_ACCOUNT); for login, the name"
+                + " to keep the sign-in under (default: who signed in).",
+            valueName: "name"))
+    var account: String?
+
+    @Option(
+        name: .long,
         help: "The token file directory (default: $XDG_STATE_HOME/nativeauth); given, tokens are kept in files there.")
     var store: String?
 
@@ -94,7 +109,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     public init() {}
 
     /// The keys of the options that are the command line's own, not a provider's setting.
-    static var ownKeys: [String] { ["provider", "config", "store", "token_storage"] }
+    static var ownKeys: [String] { ["provider", "config", "store", "token_storage", "profile", "account"] }
 
     private var slots: [String?] {
         [
@@ -107,25 +122,58 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         try Slots.checkUnused(slots)
     }
 
-    /// The authenticator these options describe, with the token storage they choose
-    /// (`--token-storage`, default `auto`: the OS keyring when one answers, else files) and a
-    /// `URLSessionTransport` that log at `NATIVEAUTH_LOG_LEVEL`.
+    /// The authenticator these options describe, for the account they choose (`--account`,
+    /// `NATIVEAUTH_ACCOUNT`, a `.nativeauth.json`, else the active account), with the token storage
+    /// they choose (`--token-storage`, default `auto`: the OS keyring when one answers, else files)
+    /// and a `URLSessionTransport` that log at `NATIVEAUTH_LOG_LEVEL`.
     ///
     /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
     ///   which win over everything else.
     /// - Throws: `AuthError` for a configuration that is missing something or wrong, naming the key
-    ///   in its `field`, and for a keyring that was asked for and does not answer.
+    ///   in its `field`, for a keyring that was asked for and does not answer, and for an account
+    ///   that is not signed in, or several accounts of which none is active.
     public func makeAuthenticator(settings: [String: String] = [:]) async throws -> Authenticator {
         try await prepare(settings: settings).authenticator
     }
 
+    /// What a command works with: the accounts, the selected one and why, and the storage.
+    struct Prepared {
+        /// The authenticator of the selected account.
+        var authenticator: Authenticator
+        var storage: TokenStorage
+        var accounts: Accounts
+        /// The selected account.
+        var account: String
+        /// What selected it: `--account`, `NATIVEAUTH_ACCOUNT`, a `.nativeauth.json`'s path, or
+        /// `the active account`.
+        var accountSource: String
+        /// The profile used, and what chose it.
+        var profile: (name: String, source: String)?
+        /// Whether the account was named (flag, environment, directory), not the active one.
+        var accountNamed: Bool
+    }
+
+    /// How a command uses the selected account.
+    enum AccountUse {
+        /// Acts on it: a named account must be signed in (`token`, `api`, `logout`, …).
+        case act
+        /// Describes it: a named account may be missing (`status`).
+        case describe
+        /// Only a named account matters, as a name (`login`), or none (`switch`, `--all`).
+        case none
+    }
+
     /// The authenticator and the storage picked for it.
+    ///
+    /// - Parameter use: How the command uses the selected account.
     func prepare(
         settings: [String: String] = [:],
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) async throws -> (authenticator: Authenticator, storage: TokenStorage) {
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        use: AccountUse = .act
+    ) async throws -> Prepared {
         let merged = Slots.settings(slots).merging(settings) { $1 }
-        let resolved = try resolve(environment: environment, settings: merged)
+        let selection = try select(environment: environment)
+        let resolved = try resolve(environment: environment, settings: merged, profile: selection.profile?.name)
         let registry = try Tool.makeRegistry()
         let provider: any AuthProvider
         do {
@@ -138,20 +186,68 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let storage = try await CommandStorage.open(
             resolved.storage, fileDirectory: resolved.storeDirectory, environment: environment)
         let logger = CommandSupport.makeLogger(label: Tool.toolName)
-        let authenticator = Authenticator(
+        let base = Authenticator(
             provider: provider,
             store: storage.store,
             transport: URLSessionTransport(logger: logger),
             logger: logger
         )
-        return (authenticator, storage)
+        let accounts = Accounts(base, active: storage.activeAccounts)
+        let account: String
+        let source: String
+        if let named = selection.account {
+            try Accounts.validate(name: named.name)
+            (account, source) = named
+            if use == .act {
+                let names = try await accounts.names()
+                if !names.contains(account), try await accounts.authenticator(for: account).currentTokens() == nil {
+                    throw AuthError(
+                        .configurationInvalid,
+                        "no account named \"\(account)\" is signed in here (chosen by \(named.source))",
+                        hint: names.isEmpty
+                            ? "run `\(Tool.toolName) login --account \(account)`"
+                            : "signed-in accounts: \(names.joined(separator: ", "))",
+                        field: "account")
+                }
+            }
+        } else if use == .none {
+            (account, source) = (TokenKey.defaultAccount, "")
+        } else if let active = try await accounts.active() {
+            (account, source) = (active, "the active account")
+        } else {
+            let names = try await accounts.names()
+            guard names.isEmpty else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "several accounts are signed in (\(names.joined(separator: ", "))) and none is active",
+                    hint: "choose one with `\(Tool.toolName) switch NAME`, or --account NAME", field: "account")
+            }
+            // Nothing listed: a sign-in stored before accounts had names is "default".
+            (account, source) = (TokenKey.defaultAccount, "the active account")
+        }
+        return Prepared(
+            authenticator: accounts.authenticator(for: account), storage: storage, accounts: accounts,
+            account: account, accountSource: source, profile: selection.profile,
+            accountNamed: selection.account != nil)
     }
 
-    /// The settings from the file, then the environment, then the flags.
-    func merged(environment: [String: String]) throws(AuthError) -> JSONObject {
-        var object =
-            try config.map { path throws(AuthError) in try ProviderConfiguration.load(contentsOf: path) }
-            ?? JSONObject()
+    /// The account and profile named by flags, the environment or a `.nativeauth.json`.
+    func select(environment: [String: String]) throws(AuthError) -> Selection {
+        let directory = try DirectoryChoice.find(from: FileManager.default.currentDirectoryPath)
+        return Selection.resolve(
+            accountFlag: account, profileFlag: profile, environment: environment, directory: directory)
+    }
+
+    /// The settings from the profile, then the `--config` file, then the environment, then the flags.
+    func merged(environment: [String: String], profile: String? = nil) throws(AuthError) -> JSONObject {
+        var object = JSONObject()
+        if let profile {
+            let path = Profiles.path(configurationName: Tool.configurationName, environment: environment)
+            object = try Profiles.load(path: path).profile(profile)
+        }
+        if let config {
+            for member in try ProviderConfiguration.load(contentsOf: config) { object[member.key] = member.value }
+        }
         let settings = ProviderSetting.standard + Tool.providerSettings.map(\.setting)
         let variables =
             settings.map { ($0.environmentVariable, $0.key) } + [
@@ -177,6 +273,24 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         return object
     }
 
+    /// The settings given as flags (a client secret file read), for `profile add`: no profile,
+    /// `--config` file or environment variable.
+    func givenSettings() throws(AuthError) -> JSONObject {
+        var object = JSONObject()
+        let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try ClientSecretFile.read(path) }
+        let flags: [(String, String?)] = [
+            ("provider", provider), ("issuer", issuer), ("client_id", clientID),
+            ("client_secret", secretFromFile ?? clientSecret), ("scope", scope), ("client_auth", clientAuth),
+            ("store", store), ("token_storage", tokenStorage),
+        ]
+        for (key, value) in flags {
+            if let value { object[key] = .string(value) }
+        }
+        for (key, value) in Slots.settings(slots).sorted(by: { $0.key < $1.key }) { object[key] = .string(value) }
+        if let storage = tokenStorage { _ = try Self.storageChoice(storage, storeGiven: store != nil) }
+        return object
+    }
+
     /// What the options resolve to: the provider configuration and where tokens are kept.
     struct Resolved {
         var configuration: ProviderConfiguration
@@ -191,9 +305,10 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     ///   everything else.
     func resolve(
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        settings: [String: String] = [:]
+        settings: [String: String] = [:],
+        profile: String? = nil
     ) throws(AuthError) -> Resolved {
-        var object = try merged(environment: environment)
+        var object = try merged(environment: environment, profile: profile)
         for (key, value) in settings { object[key] = .string(value) }
         let store = (try? object.string("store")) ?? nil
         let storage = try Self.storageChoice((try? object.string("token_storage")) ?? nil, storeGiven: store != nil)

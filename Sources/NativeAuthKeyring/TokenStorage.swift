@@ -64,6 +64,9 @@ public struct TokenStorage: Sendable {
     public let store: any TokenStore
     /// Why `auto` picked files instead of the keyring (to tell the person once); `nil` otherwise.
     public let fallbackReason: String?
+    /// Where the active account is kept (see `Accounts`): a small file in the file store's
+    /// directory for files and the keyring alike (it is not a secret), memory for ``Backend/memory``.
+    public let activeAccounts: any ActiveAccountStore
     let options: Options
     let environment: [String: String]
 
@@ -92,8 +95,10 @@ public struct TokenStorage: Sendable {
             -> TokenStorage
         {
             TokenStorage(
-                backend: backend, location: location, store: store, fallbackReason: reason, options: options,
-                environment: environment)
+                backend: backend, location: location, store: store, fallbackReason: reason,
+                activeAccounts: backend == .memory
+                    ? MemoryActiveAccountStore() : FileActiveAccountStore(directory: fileDirectory),
+                options: options, environment: environment)
         }
         switch choice {
         case .file:

@@ -32,8 +32,9 @@ import Testing
     private func expectSignedIn(_ result: CommandResult, store: String, _ sandbox: SandboxAuthorizationServer) throws {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("Signed in as "))
+        // Without the profile and email scopes, the subject names the account.
         let tokens = try FileTokenStore(directory: store).load(
-            TokenKey(issuer: sandbox.issuer.absoluteString, clientID: clientID))
+            TokenKey(issuer: sandbox.issuer.absoluteString, clientID: clientID, account: "sandbox-user-alice"))
         let saved = try #require(tokens)
         #expect(!result.stderr.contains(saved.accessToken))
         #expect(saved.refreshToken.map { !result.stderr.contains($0) && !result.stdout.contains($0) } == true)

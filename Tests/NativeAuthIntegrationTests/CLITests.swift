@@ -130,7 +130,9 @@ struct CLISignInTests {
         let login = try await run(
             cli, ["login", "--timeout", "60"] + connection, environment: ["BROWSER": TestServer.browserCommand()])
         #expect(login.status == 0, "\(login.stderr)")
-        let key = TokenKey(issuer: server.issuer.absoluteString, clientID: server.publicClientID)
+        // The account is named after who signed in (preferred_username).
+        let key = TokenKey(
+            issuer: server.issuer.absoluteString, clientID: server.publicClientID, account: server.username)
         let store = FileTokenStore(directory: directory.path + "/store")
         let tokens = try #require(try store.load(key))
 
@@ -228,7 +230,9 @@ struct CLISignInTests {
 
         let tokens = try #require(
             try FileTokenStore(directory: store).load(
-                TokenKey(issuer: sandbox.issuer.absoluteString, clientID: SandboxAuthorizationServer.Client.defaultID)
+                TokenKey(
+                    issuer: sandbox.issuer.absoluteString, clientID: SandboxAuthorizationServer.Client.defaultID,
+                    account: "alice@example.test")
             )
         )
         #expect(tokens.scopes == ["openid", "email"])
@@ -339,7 +343,9 @@ struct CLISignInTests {
         #expect(login.status == 0, "\(login.stderr)")
         let idToken = try #require(
             try FileTokenStore(directory: directory.path + "/store")
-                .load(TokenKey(issuer: sandbox.issuer.absoluteString, clientID: "public"))?.idToken)
+                .load(
+                    TokenKey(issuer: sandbox.issuer.absoluteString, clientID: "public", account: "sandbox-user-alice"))?
+                .idToken)
 
         let logout = try await run(
             cli, ["logout", "--timeout", "1"] + connection, environment: ["BROWSER": "/bin/false"])

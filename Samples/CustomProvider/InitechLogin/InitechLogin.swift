@@ -23,6 +23,7 @@ struct InitechLogin: AsyncParsableCommand, NativeAuthTool {
             LoginCommand<InitechLogin>.self, StatusCommand<InitechLogin>.self, TokenCommand<InitechLogin>.self,
             APICommand<InitechLogin>.self, UserInfoCommand<InitechLogin>.self, RefreshCommand<InitechLogin>.self,
             LogoutCommand<InitechLogin>.self,
+            SwitchCommand<InitechLogin>.self, ProfileCommand<InitechLogin>.self,
         ]
     )
 

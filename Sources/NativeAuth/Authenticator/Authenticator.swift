@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPTypes
+internal import LenientJSON
 public import Logging
 
 /// The public face of NativeAuth: one provider, one client, one token store, one transport.
@@ -70,6 +71,24 @@ public final class Authenticator: Sendable {
         lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout)
     }
 
+    /// An authenticator for another account of the same provider and client, sharing this one's
+    /// store, transport and loaded metadata. ``Accounts`` hands these out.
+    ///
+    /// - Parameter account: The account name in the store.
+    public func forAccount(_ account: String) -> Authenticator {
+        Authenticator(sharing: self, account: account)
+    }
+
+    private init(sharing other: Authenticator, account: String) {
+        provider = other.provider
+        store = other.store
+        transport = other.transport
+        lockTimeout = other.lockTimeout
+        key = TokenKey(issuer: other.key.issuer, clientID: other.key.clientID, account: account)
+        client = other.client
+        lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout)
+    }
+
     /// The provider's metadata, loaded once (see the type's discussion).
     public func metadata() async throws -> ProviderMetadata {
         try await client.metadata()
@@ -91,9 +110,17 @@ public final class Authenticator: Sendable {
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
     @discardableResult
     public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil) async throws -> TokenSet {
-        let tokens = try await CodeFlow(client: client).signIn(
-            presenter: presenter, scopes: scopes ?? provider.configuration.scopes)
-        return try await keep(tokens, "signed in")
+        try await keep(try await signIn(presenter: presenter, scopes: scopes), "signed in")
+    }
+
+    /// The tokens of a sign-in through `presenter`, not stored yet.
+    func signIn(presenter: any UserAgentPresenter, scopes: [String]?) async throws -> TokenSet {
+        try await CodeFlow(client: client).signIn(presenter: presenter, scopes: scopes ?? provider.configuration.scopes)
+    }
+
+    /// The tokens of a device sign-in, not stored yet.
+    func signInWithDevice(display: any DeviceCodeDisplay, scopes: [String]?) async throws -> TokenSet {
+        try await DeviceFlow(client: client).signIn(display: display, scopes: scopes ?? provider.configuration.scopes)
     }
 
     /// Signs in with the device authorization grant (RFC 8628): for machines where the person
@@ -117,18 +144,50 @@ public final class Authenticator: Sendable {
         display: any DeviceCodeDisplay = TerminalDeviceCodeDisplay(),
         scopes: [String]? = nil
     ) async throws -> TokenSet {
-        let tokens = try await DeviceFlow(client: client).signIn(
-            display: display, scopes: scopes ?? provider.configuration.scopes)
-        return try await keep(tokens, "signed in with a device code")
+        try await keep(try await signInWithDevice(display: display, scopes: scopes), "signed in with a device code")
     }
 
-    /// Stores the tokens of a new sign-in, and notes who signed in.
-    private func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
-        var tokens = tokens
-        tokens.endpoints = TokenSet.endpoints(of: try await client.metadata())
+    /// Stores the tokens of a new sign-in (``identified(_:)`` first), and notes who signed in.
+    func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
+        let tokens = try await identified(tokens).tokens
         try await lifecycle.adopt(tokens)
         client.logger.info(message, metadata: ["subject": "\(TerminalText.sanitized(tokens.subject ?? "unknown"))"])
         return tokens
+    }
+
+    /// The tokens of a new sign-in with the endpoints they were issued for, and who signed in: the
+    /// validated ID token's `preferred_username`, `email` or `sub`; without an ID token (GitHub),
+    /// the same claims of the userinfo answer, whose `sub` and name then become the tokens'
+    /// subject and display name. `nil` as the name when nothing says who it is (no ID token, and
+    /// no userinfo, or a userinfo request that failed: the sign-in still counts).
+    func identified(_ tokens: TokenSet) async throws -> (tokens: TokenSet, name: String?) {
+        var tokens = tokens
+        let metadata = try await client.metadata()
+        tokens.endpoints = TokenSet.endpoints(of: metadata)
+        if let idToken = tokens.idToken, tokens.subject != nil,
+            let claims = JOSEParsing.parts(ofCompactJWS: idToken)?.claims
+        {
+            let name = ["preferred_username", "email", "sub"].lazy.compactMap { key in
+                (try? claims.string(key)).flatMap { $0?.isEmpty == false ? $0 : nil }
+            }.first
+            return (tokens, name ?? tokens.subject)
+        }
+        guard tokens.subject == nil, let endpoint = metadata.userInfoEndpoint else { return (tokens, tokens.subject) }
+        var request = HTTPRequest(method: .get, url: endpoint)
+        request.headerFields[.accept] = "application/json"
+        do {
+            let (response, body) = try await client.sendAuthorized(
+                request, body: nil, accessToken: tokens.accessToken, operation: .userInfo)
+            let info = try client.userInfo(from: response, body: body)
+            tokens.subject = info.subject
+            tokens.displayName = info.preferredUsername ?? info.email ?? info.name ?? info.subject
+            return (tokens, info.preferredUsername ?? info.email ?? info.subject)
+        } catch {
+            client.logger.debug(
+                "who signed in is unknown: the userinfo request failed",
+                metadata: ["error": "\(TerminalText.sanitized("\(error)"))"])
+            return (tokens, nil)
+        }
     }
 
     /// Signs out: removes the tokens, revokes them, and ends the provider's session.

@@ -35,7 +35,9 @@ package enum TokenResponseDecoder {
     ///   (at most 100 years away).
     /// - `scope` may be space- or comma-separated, or an array; absent means the requested scopes.
     /// - Without `refresh_token`, the previous refresh token is kept (refresh responses of Cognito
-    ///   and others); without `id_token`, the previous ID token.
+    ///   and others), with its expiry; without `id_token`, the previous ID token.
+    /// - `refresh_token_expires_in` (GitHub) or `refresh_expires_in` (Keycloak) becomes
+    ///   ``TokenSet/refreshExpiresAt``; 0 (Keycloak's offline tokens) means the server set none.
     /// - ``TokenSet/subject`` and ``TokenSet/displayName`` are the previous set's: the flows set
     ///   them from the claims of a validated ID token, never from an unverified one.
     package static func decode(_ object: JSONObject, context: Context) throws(JSONFieldError) -> TokenSet {
@@ -46,17 +48,26 @@ package enum TokenResponseDecoder {
             expiresAt = context.receivedAt.addingTimeInterval(TimeInterval(seconds))
         }
         let previous = context.previous
+        let newRefreshToken = try object.string("refresh_token")
+        var refreshExpiresAt = newRefreshToken == nil ? previous?.refreshExpiresAt : nil
+        var refreshExpiresIn = try object.integer("refresh_token_expires_in")
+        if refreshExpiresIn == nil { refreshExpiresIn = try object.integer("refresh_expires_in") }
+        if let refreshExpiresIn, refreshExpiresIn > 0 {
+            let seconds = min(refreshExpiresIn, Self.longestLifetime)
+            refreshExpiresAt = context.receivedAt.addingTimeInterval(TimeInterval(seconds))
+        }
         return TokenSet(
             accessToken: accessToken,
             tokenType: try object.string("token_type") ?? "Bearer",
-            refreshToken: try object.string("refresh_token") ?? previous?.refreshToken,
+            refreshToken: newRefreshToken ?? previous?.refreshToken,
             idToken: try object.string("id_token") ?? previous?.idToken,
             scopes: try object.stringList("scope") ?? context.requestedScopes,
             expiresAt: expiresAt,
             issuedAt: context.receivedAt,
             subject: previous?.subject,
             displayName: previous?.displayName,
-            endpoints: previous?.endpoints ?? [:]
+            endpoints: previous?.endpoints ?? [:],
+            refreshExpiresAt: refreshExpiresAt
         )
     }
 }

@@ -9,8 +9,12 @@ public struct TokenKey: Sendable, Hashable, CustomStringConvertible {
     /// The account, for programs that keep several sign-ins; `"default"` otherwise.
     public var account: String
 
+    /// The account of programs with one sign-in per provider and client, and of sign-ins stored
+    /// before accounts were named: `"default"`.
+    public static let defaultAccount = "default"
+
     /// Creates a key.
-    public init(issuer: String, clientID: String, account: String = "default") {
+    public init(issuer: String, clientID: String, account: String = TokenKey.defaultAccount) {
         self.issuer = issuer
         self.clientID = clientID
         self.account = account

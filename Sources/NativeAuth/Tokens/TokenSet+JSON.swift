@@ -12,6 +12,7 @@ extension TokenSet {
         object["access_token"] = .string(accessToken)
         object["token_type"] = .string(tokenType)
         if let refreshToken { object["refresh_token"] = .string(refreshToken) }
+        if let refreshExpiresAt { object["refresh_expires_at_ms"] = .integer(Self.milliseconds(refreshExpiresAt)) }
         if let idToken { object["id_token"] = .string(idToken) }
         object["scope"] = .array(scopes.map(JSONValue.string))
         if let expiresAt { object["expires_at_ms"] = .integer(Self.milliseconds(expiresAt)) }
@@ -55,7 +56,8 @@ extension TokenSet {
             issuedAt: Self.date(milliseconds: issued),
             subject: try object.string("subject"),
             displayName: try object.string("display_name"),
-            endpoints: endpoints
+            endpoints: endpoints,
+            refreshExpiresAt: try object.integer("refresh_expires_at_ms").map { Self.date(milliseconds: $0) }
         )
     }
 }

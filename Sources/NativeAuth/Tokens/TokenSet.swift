@@ -11,6 +11,12 @@ public struct TokenSet: Sendable, Equatable {
     public var tokenType: String
     /// The refresh token, if the server issued one.
     public var refreshToken: String?
+    /// When the refresh token expires, from the response's `refresh_token_expires_in` (GitHub) or
+    /// `refresh_expires_in` (Keycloak); `nil` when the server did not say. After it, signing in
+    /// again is the only way to new tokens. Kept to whole milliseconds.
+    public var refreshExpiresAt: Date? {
+        didSet { refreshExpiresAt = refreshExpiresAt.map(Self.wholeMilliseconds) }
+    }
     /// The ID token (a JWT), if the server issued one.
     public var idToken: String?
     /// The granted scopes: the response's `scope`, or the requested scopes when it had none
@@ -47,7 +53,8 @@ public struct TokenSet: Sendable, Equatable {
         issuedAt: Date,
         subject: String? = nil,
         displayName: String? = nil,
-        endpoints: [String: URL] = [:]
+        endpoints: [String: URL] = [:],
+        refreshExpiresAt: Date? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -59,6 +66,7 @@ public struct TokenSet: Sendable, Equatable {
         self.subject = subject
         self.displayName = displayName
         self.endpoints = endpoints
+        self.refreshExpiresAt = refreshExpiresAt.map(Self.wholeMilliseconds)
     }
 
     /// The endpoints of `metadata` that tokens are bound to.
@@ -122,6 +130,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
     public var description: String {
         var parts = ["access token (\(tokenType))"]
         if refreshToken != nil { parts.append("refresh token") }
+        if let refreshExpiresAt { parts.append("refresh token expires \(refreshExpiresAt.formatted(.iso8601))") }
         if idToken != nil { parts.append("ID token") }
         if let expiresAt { parts.append("expires \(expiresAt.formatted(.iso8601))") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
@@ -138,6 +147,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "accessToken": "<redacted>",
                 "tokenType": tokenType,
                 "refreshToken": refreshToken == nil ? "nil" : "<redacted>",
+                "refreshExpiresAt": refreshExpiresAt as Any,
                 "idToken": idToken == nil ? "nil" : "<redacted>",
                 "scopes": scopes,
                 "expiresAt": expiresAt as Any,

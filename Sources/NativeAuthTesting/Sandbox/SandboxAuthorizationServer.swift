@@ -181,7 +181,8 @@ public final class SandboxAuthorizationServer: Sendable {
         public var autoApprove: Bool
         /// How long access tokens live.
         public var accessTokenLifetime: Duration
-        /// How long refresh tokens live; `nil` for ever.
+        /// How long refresh tokens live; `nil` for ever. Token responses say it as GitHub does,
+        /// `refresh_token_expires_in`.
         public var refreshTokenLifetime: Duration?
         /// How long ID tokens live.
         public var idTokenLifetime: Duration
@@ -313,6 +314,14 @@ public final class SandboxAuthorizationServer: Sendable {
         set { core.state.withLockedValue { $0.autoApprove = newValue } }
     }
 
+    /// The username of the user that automatic approvals (``autoApprove``) sign in as; `nil`, the
+    /// default, or a name no user has: the first user. Tests that sign in several accounts set it
+    /// between sign-ins.
+    public var autoApprovedUser: String? {
+        get { core.state.withLockedValue { $0.autoApprovedUser } }
+        set { core.state.withLockedValue { $0.autoApprovedUser = newValue } }
+    }
+
     /// Whether refresh tokens rotate.
     public var rotatesRefreshTokens: Bool {
         get { core.state.withLockedValue { $0.rotateRefreshTokens } }
@@ -335,6 +344,15 @@ public final class SandboxAuthorizationServer: Sendable {
         core.state.withLockedValue { $0.grantCounts[grant, default: 0] }
     }
 
+    /// How many refreshes succeeded for a user: one per token response to a `refresh_token` grant
+    /// that signed `subject` in.
+    ///
+    /// - Parameter subject: The user's ``User/subject``.
+    /// - Returns: The count since the start or the last ``resetCounts()``.
+    public func refreshCount(subject: String) -> Int {
+        core.state.withLockedValue { $0.refreshesBySubject[subject, default: 0] }
+    }
+
     /// How many error answers carried an OAuth error code (`invalid_grant`, `slow_down`, …), counted
     /// over every endpoint. Injected failures (``failNext(_:_:with:)``) are not counted.
     ///
@@ -352,6 +370,7 @@ public final class SandboxAuthorizationServer: Sendable {
         core.state.withLockedValue { state in
             state.requestCounts = [:]
             state.grantCounts = [:]
+            state.refreshesBySubject = [:]
             state.errorCounts = [:]
         }
     }

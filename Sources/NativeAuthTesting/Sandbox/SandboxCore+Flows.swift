@@ -56,8 +56,8 @@ extension SandboxCore {
                 issuer: issuer)
         }
         if pending.scopes.isEmpty { pending.scopes = ["openid"] }
-        if state.withLockedValue({ $0.autoApprove }), let user = configuration.users.first {
-            return approve(pending, user: user, issuer: issuer)
+        if state.withLockedValue({ $0.autoApprove }) {
+            return approve(pending, user: autoApprovedUser, issuer: issuer)
         }
         let transaction = SecureRandom.token()
         state.withLockedValue { $0.pending[transaction] = pending }
@@ -165,6 +165,7 @@ extension SandboxCore {
                 return oauthError("invalid_grant", "the refresh token was already rotated")
             }
         }
+        state.withLockedValue { $0.refreshesBySubject[record.authorization.subject, default: 0] += 1 }
         return issueTokens(record.authorization, includeNonce: false, newRefreshToken: rotate)
     }
 
@@ -182,6 +183,10 @@ extension SandboxCore {
         if newRefreshToken {
             refresh = SecureRandom.token()
             answer["refresh_token"] = refresh.map(JSONValue.string)
+            // As GitHub says it: how long the new refresh token lives, when it does not live for ever.
+            if let lifetime = configuration.refreshTokenLifetime {
+                answer["refresh_token_expires_in"] = .integer(Int64(lifetime.timeInterval.rounded()))
+            }
         }
         if authorization.scopes.contains("openid") {
             var claims = claims(of: authorization.subject, scopes: authorization.scopes)
@@ -284,7 +289,7 @@ extension SandboxCore {
         let record = DeviceCode(
             clientID: client.id, scopes: scopes, userCode: userCode, expiresAt: now.addingTimeInterval(lifetime),
             interval: interval, lastPoll: nil,
-            status: autoApprove ? .approved(subject: configuration.users[0].subject) : .pending
+            status: autoApprove ? .approved(subject: autoApprovedUser.subject) : .pending
         )
         state.withLockedValue { state in
             state.deviceCodes[deviceCode] = record

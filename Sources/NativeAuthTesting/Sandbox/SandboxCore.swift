@@ -67,6 +67,8 @@ final class SandboxCore: Sendable {
     struct State: Sendable {
         var issuer = ""
         var autoApprove: Bool
+        /// The username automatic approvals sign in as; `nil`: the first user.
+        var autoApprovedUser: String?
         var rotateRefreshTokens: Bool
         var signer: SandboxSigner
         var pending: [String: PendingRequest] = [:]
@@ -77,6 +79,7 @@ final class SandboxCore: Sendable {
         var userCodes: [String: String] = [:]
         var requestCounts: [Endpoint: Int] = [:]
         var grantCounts: [Grant: Int] = [:]
+        var refreshesBySubject: [String: Int] = [:]
         var errorCounts: [String: Int] = [:]
         var failures: [Endpoint: [Failure]] = [:]
     }
@@ -98,6 +101,12 @@ final class SandboxCore: Sendable {
     }
 
     var now: Date { configuration.clock.now() }
+
+    /// The user an automatic approval signs in as.
+    var autoApprovedUser: SandboxAuthorizationServer.User {
+        let name = state.withLockedValue { $0.autoApprovedUser }
+        return user(name) ?? configuration.users[0]
+    }
 
     func client(_ id: String?) -> SandboxAuthorizationServer.Client? {
         configuration.clients.first { $0.id == id }
