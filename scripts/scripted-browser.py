@@ -14,7 +14,7 @@ enters the user code (from --user-code, or the page's `user_code` parameter when
 complete verification URI), and accepts (or denies) the device.
 
 The user comes from NATIVEAUTH_TEST_USERNAME / NATIVEAUTH_TEST_PASSWORD, else from the test
-server's env.json (scripts/test-server env).
+server's env.json (scripts/test-server env); --second-user signs in as env.json's second person.
 """
 import argparse
 import html.parser
@@ -52,13 +52,16 @@ def forms_of(page):
     return parser.forms
 
 
-def credentials():
+def credentials(second=False):
+    """The username and password: the test server's second person (bob) with --second-user."""
     username = os.environ.get("NATIVEAUTH_TEST_USERNAME")
     password = os.environ.get("NATIVEAUTH_TEST_PASSWORD")
-    if username and password:
+    if username and password and not second:
         return username, password
     env = pathlib.Path(os.environ.get("NATIVEAUTH_TEST_STATE", pathlib.Path(__file__).resolve().parents[1] / ".test-server")) / "env.json"
     data = json.loads(env.read_text())
+    if second:
+        return data["second_username"], data["second_password"]
     return data["username"], data["password"]
 
 
@@ -73,6 +76,7 @@ def main():
     parser.add_argument("--print-callback", action="store_true", help="print the redirect to the app instead of following it")
     parser.add_argument("--device", action="store_true", help="approve a device code at the verification page")
     parser.add_argument("--user-code", help="the device's user code (default: the URL's user_code)")
+    parser.add_argument("--second-user", action="store_true", help="sign in as the test server's second person")
     parser.add_argument("url")
     args = parser.parse_args()
     if args.device:
@@ -81,7 +85,7 @@ def main():
 
     record()
     session = requests.Session()
-    username, password = credentials()
+    username, password = credentials(args.second_user)
     # NativeAuth hands the browser a one-time start address on its loopback listener: a redirect to
     # the authorization URL, or a form that posts an end-session request.
     first = None
@@ -145,7 +149,7 @@ def main():
 def approve_device(args):
     """Signs in at the verification page, enters the user code and accepts or denies the device."""
     session = requests.Session()
-    username, password = credentials()
+    username, password = credentials(args.second_user)
     response = session.get(args.url, timeout=30)
     for _ in range(4):
         if response.status_code != 200:

@@ -30,6 +30,30 @@ struct SignInTests {
         LoopbackPresenter(configuration: .init(timeout: .seconds(60), opener: opener, output: ConsoleOutput { _ in }))
     }
 
+    /// Two people signed in at the real server as two accounts: each account's token gets its
+    /// own person's userinfo.
+    @Test func twoPeopleAreTwoAccountsWhoseTokensAreTheirOwn() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/tokens"
+        let accounts = Accounts(
+            try authenticator(server.configuration(), store: FileTokenStore(directory: path)),
+            active: FileActiveAccountStore(directory: path))
+        let alice = try await accounts.login(presenter: presenter(TestServer.scriptedBrowser()))
+        let bob = try await accounts.login(
+            presenter: presenter(TestServer.scriptedBrowser("--second-user")))
+        #expect(alice.account == server.username && alice.isActive)
+        #expect(bob.account == server.secondUsername && !bob.isActive)
+        #expect(try await accounts.list().map(\.name) == [server.username, server.secondUsername])
+        let aliceInfo = try await accounts.authenticator(for: alice.account).userInfo()
+        let bobInfo = try await accounts.authenticator(for: bob.account).userInfo()
+        #expect(aliceInfo.preferredUsername == server.username)
+        #expect(bobInfo.preferredUsername == server.secondUsername)
+        #expect(aliceInfo.subject != bobInfo.subject)
+        #expect(aliceInfo.subject == alice.tokens.subject && bobInfo.subject == bob.tokens.subject)
+        try await accounts.logout(bob.account)
+        #expect(try await accounts.names() == [server.username])
+    }
+
     @Test func aFullSignInStoresTheTokensPrivately() async throws {
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/tokens")

@@ -12,6 +12,8 @@ struct TestServer: Sendable {
     let issuer: URL
     let username: String
     let password: String
+    /// A second person (bob), for tests of several accounts (`scripted-browser.py --second-user`).
+    let secondUsername: String
     let publicClientID: String
     let confidentialClientID: String
     let confidentialClientSecret: String
@@ -49,6 +51,7 @@ struct TestServer: Sendable {
             issuer: issuer,
             username: try object.requiredString("username"),
             password: try object.requiredString("password"),
+            secondUsername: try object.requiredString("second_username"),
             publicClientID: try object.requiredString("public_client_id"),
             confidentialClientID: try object.requiredString("confidential_client_id"),
             confidentialClientSecret: try object.requiredString("confidential_client_secret"),
@@ -64,7 +67,7 @@ struct TestServer: Sendable {
         return "'\(python)' '\(script)' \(options) %s"
     }
 
-    /// A browser opener that plays the person with the scripted browser.
+    /// A browser opener that plays the person with the scripted browser (`--second-user`: bob).
     static func scriptedBrowser(_ options: String = "") -> SystemBrowserOpener {
         SystemBrowserOpener(environment: ["BROWSER": browserCommand(options), "PATH": "/usr/bin:/bin"])
     }

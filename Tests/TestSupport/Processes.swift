@@ -56,10 +56,13 @@ public func cliPath(_ name: String) -> String {
 
 /// Runs a command with exactly `environment` (plus PATH, HOME and the sanitizers' settings) and no
 /// standard input.
-public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws
-    -> CommandResult
-{
-    try await RunningCommand(executable, arguments, environment: environment).finish(closeInput: true)
+public func run(
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String] = [:],
+    in directory: String? = nil
+) async throws -> CommandResult {
+    try await RunningCommand(executable, arguments, environment: environment, in: directory).finish(closeInput: true)
 }
 
 /// A value shared between threads.
@@ -82,9 +85,15 @@ public final class RunningCommand: Sendable {
     private let pid: Int32
     private let record: CommandOutputRecord?
 
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        in directory: String? = nil
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.arguments = arguments
         var base = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
         // A sanitizer's settings apply to the whole run, the commands it starts included, and so do

@@ -9,6 +9,9 @@ from dotserver.validator import ISSUED_SECRETS, record
 
 USERNAME = "alice"
 PASSWORD = "wonderland-password"
+# A second person, for tests of several accounts at one server.
+SECOND_USERNAME = "bob"
+SECOND_PASSWORD = "builder-password-2"
 PUBLIC_CLIENT = "nativeauth-public"
 CONFIDENTIAL_CLIENT = "nativeauth-confidential"
 CONFIDENTIAL_SECRET = "nativeauth-test-secret-0123456789"
@@ -30,6 +33,10 @@ class Command(BaseCommand):
         user.first_name, user.last_name, user.email = "Alice", "Liddell", "alice@example.test"
         user.set_password(PASSWORD)
         user.save()
+        second, _ = User.objects.get_or_create(username=SECOND_USERNAME)
+        second.first_name, second.last_name, second.email = "Bob", "Builder", "bob@example.test"
+        second.set_password(SECOND_PASSWORD)
+        second.save()
 
         Application = get_application_model()
         common = dict(redirect_uris=REDIRECTS, post_logout_redirect_uris=POST_LOGOUT, algorithm="RS256",
@@ -52,6 +59,8 @@ class Command(BaseCommand):
                 "issuer": issuer,
                 "username": USERNAME,
                 "password": PASSWORD,
+                "second_username": SECOND_USERNAME,
+                "second_password": SECOND_PASSWORD,
                 "public_client_id": PUBLIC_CLIENT,
                 "confidential_client_id": CONFIDENTIAL_CLIENT,
                 "confidential_client_secret": CONFIDENTIAL_SECRET,
@@ -62,4 +71,4 @@ class Command(BaseCommand):
         # A new record of what the server hands out (the validator adds every code and token).
         ISSUED_SECRETS.write_text("")
         ISSUED_SECRETS.chmod(0o600)
-        record(CONFIDENTIAL_SECRET, PASSWORD)
+        record(CONFIDENTIAL_SECRET, PASSWORD, SECOND_PASSWORD)
