@@ -222,8 +222,11 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
                     "several accounts are signed in (\(names.joined(separator: ", "))) and none is active",
                     hint: "choose one with `\(Tool.toolName) switch NAME`, or --account NAME", field: "account")
             }
-            // Nothing listed: a sign-in stored before accounts had names is "default".
-            (account, source) = (TokenKey.defaultAccount, "the active account")
+            // Nothing listed here: the account last active (its tokens may be in another backend,
+            // for a logout to remove), else "default", a sign-in stored before accounts had names.
+            let key = base.key
+            let last = try await storage.activeAccounts.activeAccount(issuer: key.issuer, clientID: key.clientID)
+            (account, source) = (last ?? TokenKey.defaultAccount, "the active account")
         }
         return Prepared(
             authenticator: accounts.authenticator(for: account), storage: storage, accounts: accounts,

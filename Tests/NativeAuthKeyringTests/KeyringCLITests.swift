@@ -56,7 +56,10 @@ import Testing
     }
 
     func key(_ sandbox: SandboxAuthorizationServer) -> TokenKey {
-        TokenKey(issuer: sandbox.issuer.absoluteString, clientID: SandboxAuthorizationServer.Client.defaultID)
+        // The account is named after who signed in: with the openid scope alone, alice's subject.
+        TokenKey(
+            issuer: sandbox.issuer.absoluteString, clientID: SandboxAuthorizationServer.Client.defaultID,
+            account: "sandbox-user-alice")
     }
 
     /// The suite daemon's store as the CLIs in `home` see it.
@@ -79,7 +82,8 @@ import Testing
         #expect(login.status == 0, "\(login.stderr)")
         #expect(!login.stderr.contains("notice:"), "the keyring answered: nothing to announce")
         let store = suiteStore(home)
-        let auth = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
+        let auth = Authenticator(
+            provider: try provider(sandbox), store: store, transport: sandbox.transport, account: key(sandbox).account)
         let before = try #require(try await auth.currentTokens())
         try await auth.expireAccessToken()
 
@@ -97,6 +101,34 @@ import Testing
         }
         #expect(stored.refreshToken != before.refreshToken, "one rotation")
         try await store.remove(key(sandbox))
+        await sandbox.stop()
+    }
+
+    /// Two accounts in the keyring: listed, each an item of its own that `secret-tool` finds by
+    /// its account attribute, and `logout --all` removes both.
+    @Test(.enabled(if: SuiteKeyring.isReady)) func twoAccountsAreTwoItemsInTheKeyring() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let home = try Home()
+        let environment = home.environment(bus: SuiteKeyring.environment["DBUS_SESSION_BUS_ADDRESS"])
+        let arguments = ["--token-storage", "keyring", "--scope", "openid profile"] + connection(sandbox)
+        for user in ["alice", "bob"] {
+            sandbox.autoApprovedUser = user
+            let login = try await run(cli, ["login"] + arguments, environment: environment)
+            #expect(login.stdout == "Signed in as \(user)\n", "\(login.stderr)")
+        }
+        let all = try await run(cli, ["status", "--all"] + arguments, environment: environment)
+        #expect(all.stdout.hasPrefix("* alice: ") && all.stdout.contains("\n  bob: "), "\(all.stdout)")
+        #expect(all.stdout.contains("Storage: keyring"), "\(all.stdout)")
+        let bob = try await run(cli, ["token", "--account", "bob"] + arguments, environment: environment)
+        let item = await KeyringDaemon.lookUp(
+            ["application": "nativeauth", "issuer": sandbox.issuer.absoluteString, "account": "bob"],
+            environment: SuiteKeyring.environment)
+        #expect(
+            !bob.stdout.isEmpty && item.contains(bob.stdout.trimmingCharacters(in: .newlines)),
+            "secret-tool finds bob's item")
+        let logout = try await run(cli, ["logout", "--all"] + arguments, environment: environment)
+        #expect(logout.stdout == "Signed out alice\nSigned out bob\n", "\(logout.stderr)")
+        #expect(try await suiteStore(home).keys().filter { $0.issuer == sandbox.issuer.absoluteString }.isEmpty)
         await sandbox.stop()
     }
 
@@ -151,7 +183,8 @@ import Testing
         let status = try await run(
             cli, ["status", "--token-storage", "keyring"] + connection(sandbox), environment: environment)
         #expect(status.status == 0, "\(status.stderr)")
-        #expect(status.stderr.contains("notice: moved the tokens of default@\(sandbox.issuer.absoluteString)"))
+        #expect(
+            status.stderr.contains("notice: moved the tokens of sandbox-user-alice@\(sandbox.issuer.absoluteString)"))
         #expect(status.stdout.contains("Signed in as"))
         #expect(try files.load(key) == nil, "the file is gone")
         #expect(try await store.load(key) == inFile)

@@ -20,7 +20,7 @@ public struct EveryCommandRun: Sendable {
 
     /// The exit statuses in order: all 0 but the last `token`, which finds the store empty
     /// after `logout` and exits 1.
-    public static let expectedStatuses: [Int32] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    public static let expectedStatuses: [Int32] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
 
     /// The exit statuses, in the order of ``outputs``.
     public var statuses: [Int32] { outputs.map(\.result.status) }
@@ -79,8 +79,8 @@ public struct EveryCommandRun: Sendable {
 
 /// Runs every command of the sample CLI `cli` (`CLI.md`) in order, each with `connection` (the
 /// options that name the server, the client and `--store`) and `environment`:
-/// `login`, `status`, `status --json`, `token`, `userinfo`, `userinfo --json`, `api apiPath`,
-/// `refresh`, `token`, `logout`, `status`, `token`. After each, it reads every token file in
+/// `login`, `status`, `status --json`, `status --all`, `status --all --json`, `token`, `userinfo`,
+/// `userinfo --json`, `api apiPath`, `refresh`, `token`, `logout`, `status`, `token`. After each, it reads every token file in
 /// `store`, so that ``EveryCommandRun/tokens`` holds the tokens before and after the refresh.
 public func runEveryCommand(
     _ cli: String,
@@ -90,7 +90,8 @@ public func runEveryCommand(
     environment: [String: String]
 ) async throws -> EveryCommandRun {
     let commands = [
-        ["login", "--timeout", "60"], ["status"], ["status", "--json"], ["token"], ["userinfo"],
+        ["login", "--timeout", "60"], ["status"], ["status", "--json"], ["status", "--all"],
+        ["status", "--all", "--json"], ["token"], ["userinfo"],
         ["userinfo", "--json"], ["api", apiPath], ["refresh"], ["token"], ["logout"], ["status"], ["token"],
     ]
     var run = EveryCommandRun(outputs: [], tokens: [])
