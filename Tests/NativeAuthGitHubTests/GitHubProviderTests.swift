@@ -412,6 +412,14 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         #expect(object["signed_in"] == true)
         #expect(object["scope"] == ["repo", "read:org"])
         #expect(object["has_refresh_token"] == true)
+        // GitHub's login names the account; its refresh_token_expires_in is how long it lasts.
+        #expect(object["account"] == "octocat")
+        #expect(object["subject"] != .null, "the subject comes from GET /user")
+        let until = try #require(object["refresh_expires_at"]?.stringValue)
+        let expiry = try #require(try? Date(until, strategy: .iso8601))
+        #expect(abs(expiry.timeIntervalSinceNow - 15_897_600) < 120)
+        let text = try await run(cli, ["status"] + common)
+        #expect(text.stdout.contains("Signed in until: "), "\(text.stdout)")
 
         let api = try await run(cli, ["api", "/user"] + common)
         #expect(api.status == 0, "\(api.stderr)")
