@@ -194,6 +194,13 @@ import Testing
             cli, ["status"], environment: setup.environment.merging(["NATIVEAUTH_PROFILE": "sandbox"]) { $1 })
         #expect(viaVariable.stdout.contains("Signed in as alice"), "\(viaVariable.stderr)")
         #expect(viaVariable.stdout.contains("Profile: sandbox (from NATIVEAUTH_PROFILE)"))
+        // A directory names the profile for everything under it.
+        let project = setup.directory.path + "/project"
+        try FileManager.default.createDirectory(atPath: project + "/deep", withIntermediateDirectories: true)
+        try #"{"profile": "sandbox"}"#.write(toFile: project + "/.nativeauth.json", atomically: true, encoding: .utf8)
+        let viaDirectory = try await run(cli, ["status"], environment: setup.environment, in: project + "/deep")
+        #expect(viaDirectory.stdout.contains("Signed in as alice"), "\(viaDirectory.stderr)")
+        #expect(viaDirectory.stdout.contains("Profile: sandbox (from \(project)/.nativeauth.json)"))
         // A flag still wins over the profile: another store is empty.
         let flagWins = try await run(
             cli, ["status", "--profile", "sandbox", "--store", setup.directory.path + "/other"],

@@ -138,6 +138,10 @@ import Testing
         #expect(error?.code == .tokenStoreFailed)
         #expect(error?.message.contains("damaged") == true)
         #expect(FileManager.default.fileExists(atPath: path))
+        // Listing leaves it out: one damaged file does not hide the other sign-ins.
+        let other = TokenKey(issuer: key.issuer, clientID: key.clientID, account: "other")
+        try store.save(tokens, for: other)
+        #expect(try store.keys() == [other])
     }
 
     @Test func theDefaultDirectoryFollowsXDG() {

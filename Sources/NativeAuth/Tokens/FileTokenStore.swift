@@ -107,7 +107,15 @@ public struct FileTokenStore: TokenStore {
         for name in names where name.hasPrefix(Self.filePrefix) && name.hasSuffix(".json") {
             let path = directory + "/" + name
             // A file written before keys were recorded, or renamed, is not listed: its key is unknown.
-            guard let object = try readObject(name, in: handle), let stored = try? object.object("key"),
+            // So is a damaged one (its own key reports it at `load`): one bad file does not hide the
+            // others. A file others can read is still an error.
+            let object: JSONObject?
+            do {
+                object = try readObject(name, in: handle)
+            } catch let error as AuthError where error.underlying is JSONParseError || error.field == "json" {
+                continue
+            }
+            guard let object, let stored = try? object.object("key"),
                 let key = try? TokenKey(storageJSON: stored), self.path(for: key) == path
             else { continue }
             keys.append(key)
@@ -129,7 +137,7 @@ public struct FileTokenStore: TokenStore {
         let data = try readAll(descriptor, path: path)
         do {
             guard let object = try JSONValue.parse(data).objectValue else {
-                throw AuthError(.tokenStoreFailed, "the token file \(path) does not hold a JSON object")
+                throw AuthError(.tokenStoreFailed, "the token file \(path) does not hold a JSON object", field: "json")
             }
             return object
         } catch let error as AuthError {
