@@ -280,6 +280,11 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     /// `--config` file or environment variable.
     func givenSettings() throws(AuthError) -> JSONObject {
         var object = JSONObject()
+        if clientSecret != nil {
+            CommandSupport.warn(
+                "--client-secret puts the secret in the process list, where every user of this machine can read it;"
+                    + " use --client-secret-file")
+        }
         let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try ClientSecretFile.read(path) }
         let flags: [(String, String?)] = [
             ("provider", provider), ("issuer", issuer), ("client_id", clientID),

@@ -80,6 +80,22 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A sign-in from before accounts (the account "default") is replaced by the same person's
+    /// named account, which takes its place as the active one; another person's leaves it.
+    @Test func theSamePersonsSignInFromBeforeAccountsIsReplaced() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let accounts = try accounts(sandbox)
+        try await accounts.authenticator.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(try await accounts.names() == ["default"])
+        _ = try await signIn(accounts, sandbox, as: "bob")
+        #expect(try await accounts.names() == ["bob", "default"], "another person leaves it")
+        #expect(try await accounts.active() == "default")
+        let alice = try await signIn(accounts, sandbox, as: "alice")
+        #expect(try await accounts.names() == ["alice", "bob"])
+        #expect(alice.isActive && alice.account == "alice", "the named account took the old one's place")
+        await sandbox.stop()
+    }
+
     @Test func loggingTheActiveAccountOutLeavesTheOtherAndNoChoice() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let accounts = try accounts(sandbox)

@@ -152,7 +152,9 @@ public struct Accounts: Sendable {
 
     /// Signs in through `presenter` and keeps the tokens as the account `name`, or, without one,
     /// as the account named after who signed in. Signing in as a stored account replaces its
-    /// tokens. The first account becomes the active one; later ones leave the active one as it is.
+    /// tokens; so does signing in as the person of the `default` account (a sign-in stored before
+    /// accounts had names), which this account replaces. The first account becomes the active
+    /// one; later ones leave the active one as it is.
     ///
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
     public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil, name: String? = nil)
@@ -183,8 +185,17 @@ public struct Accounts: Sendable {
         // The active account stays what it was (chosen, or the only one); the first account, or
         // one signed in while none is active, becomes active. The choice is written down, so that
         // a later sign-in of a second account does not leave two candidates.
-        let active = try await active() ?? account
+        var active = try await active() ?? account
         let kept = try await authenticator.forAccount(account).keep(tokens, "signed in")
+        // The same person's sign-in from before accounts had names ("default") is this one's older
+        // copy: it goes, and this account takes its place.
+        if account != TokenKey.defaultAccount, let subject = kept.subject {
+            let legacy = authenticator.forAccount(TokenKey.defaultAccount)
+            if try await authenticator.store.load(legacy.key)?.subject == subject {
+                _ = try await legacy.lifecycle.remove()
+                if active == TokenKey.defaultAccount { active = account }
+            }
+        }
         if try await activeStore.activeAccount(issuer: issuer, clientID: clientID) != active {
             try await activeStore.setActiveAccount(active, issuer: issuer, clientID: clientID)
         }
