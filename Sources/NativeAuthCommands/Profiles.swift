@@ -2,12 +2,6 @@ internal import Foundation
 internal import LenientJSON
 internal import NativeAuth
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The named profiles of a tool: `$XDG_CONFIG_HOME/NAME/config.json` (`~/.config/NAME/config.json`
 /// when `XDG_CONFIG_HOME` is unset), with `NAME` the tool's ``NativeAuthTool/configurationName``:
 ///
@@ -36,17 +30,13 @@ struct Profiles {
     /// Reads the file; a missing file holds no profiles.
     static func load(path: String) throws(AuthError) -> Profiles {
         guard FileManager.default.fileExists(atPath: path) else { return Profiles(path: path, profiles: [:]) }
+        // Refuses a file that holds a client secret (in any profile) when others can read it.
         let object = try ProviderConfiguration.load(contentsOf: path)
         guard let profiles = try? object.object("profiles") ?? JSONObject() else {
             throw AuthError(.configurationInvalid, "\"profiles\" in \(path) is not an object of profiles")
         }
-        let file = try SecretFile(path, what: "profile file")
-        for member in profiles {
-            guard let profile = member.value.objectValue else {
-                throw AuthError(.configurationInvalid, "the profile \"\(member.key)\" in \(path) is not an object")
-            }
-            // A profile holding a secret makes the whole file a secret.
-            if profile.contains(ProviderSetting.clientSecret.key) { try file.requirePrivate() }
+        if let odd = profiles.first(where: { $0.value.objectValue == nil }) {
+            throw AuthError(.configurationInvalid, "the profile \"\(odd.key)\" in \(path) is not an object")
         }
         return Profiles(path: path, profiles: profiles)
     }
@@ -84,25 +74,13 @@ struct Profiles {
                 throw AuthError(.configurationInvalid, "cannot create \(directory)", underlying: error)
             }
         }
-        let temporary = directory + "/.config.json." + SecureRandom.token(bytes: 6)
+        let bytes: [UInt8]
         do {
-            let bytes = try JSONValue.object(["profiles": .object(profiles)]).encoded()
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw AuthError(.configurationInvalid, "cannot write \(temporary): \(String(cString: strerror(errno)))")
-            }
-            defer { close(descriptor) }
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard written == bytes.count, fsync(descriptor) == 0, rename(temporary, path) == 0 else {
-                unlink(temporary)
-                throw AuthError(.configurationInvalid, "cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-        } catch let error as AuthError {
-            throw error
+            bytes = try JSONValue.object(["profiles": .object(profiles)]).encoded()
         } catch {
-            unlink(temporary)
             throw AuthError(.configurationInvalid, "cannot encode the profiles", underlying: error)
         }
+        try SecretFile.writePrivately(bytes, to: path, what: "profile file")
     }
 }
 

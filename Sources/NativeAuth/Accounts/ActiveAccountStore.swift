@@ -86,11 +86,12 @@ public struct FileActiveAccountStore: ActiveAccountStore {
         let object: JSONObject = [
             "issuer": .string(issuer), "client_id": .string(clientID), "account": .string(account),
         ]
+        let bytes: [UInt8]
         do {
-            let bytes = try JSONValue.object(object).encoded()
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            bytes = try JSONValue.object(object).encoded()
         } catch {
-            throw AuthError(.tokenStoreFailed, "cannot write the active account to \(path)", underlying: error)
+            throw AuthError(.tokenStoreFailed, "cannot encode the active account", underlying: error)
         }
+        try SecretFile.writePrivately(bytes, to: path, what: "active-account file", code: .tokenStoreFailed)
     }
 }

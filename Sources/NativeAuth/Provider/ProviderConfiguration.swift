@@ -159,10 +159,17 @@ public struct ProviderConfiguration: Sendable {
         return value
     }
 
+    /// Whether `object`, or an object within it, has a `client_secret`.
+    private static func holdsClientSecret(_ object: JSONObject) -> Bool {
+        object.contains(ProviderSetting.clientSecret.key)
+            || object.contains(where: { $0.value.objectValue.map(holdsClientSecret) ?? false })
+    }
+
     /// Reads a JSON configuration file.
     ///
     /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming the file and, for a
-    ///   parse error, the line and column; never quoting a secret from it.
+    ///   parse error, the line and column; never quoting a secret from it; for a file holding a
+    ///   `client_secret` (at any depth) that other users can read or change.
     public static func load(contentsOf path: String) throws(AuthError) -> JSONObject {
         let file = try SecretFile(path, what: "configuration file")
         do {
@@ -172,8 +179,9 @@ public struct ProviderConfiguration: Sendable {
             else {
                 throw AuthError(.configurationInvalid, "the configuration file \(path) does not hold a JSON object")
             }
-            // A file holding a secret must be the user's alone.
-            if object.contains(ProviderSetting.clientSecret.key) { try file.requirePrivate() }
+            // A file holding a secret, at its top or in a nested object (a named profile), must
+            // be the user's alone.
+            if holdsClientSecret(object) { try file.requirePrivate() }
             return object
         } catch let error as JSONParseError {
             throw AuthError(

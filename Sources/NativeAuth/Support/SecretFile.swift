@@ -58,4 +58,38 @@ package struct SecretFile {
             hint: "run: chmod 600 '\(path)' (and make it yours), or keep the secret elsewhere"
         )
     }
+
+    /// Replaces the file at `path` with `bytes`, atomically and readable by its owner only: a
+    /// temporary file created 0600 beside it, written, flushed and renamed over it. A crash leaves
+    /// the old file or the new one. `what` names the file in errors, which have `code`.
+    package static func writePrivately(
+        _ bytes: [UInt8],
+        to path: String,
+        what: String,
+        code: AuthError.Code = .configurationInvalid
+    ) throws(AuthError) {
+        let temporary = (path as NSString).deletingLastPathComponent + "/.nativeauth." + SecureRandom.token(bytes: 9)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw AuthError(code, "cannot write the \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        var offset = 0
+        var failure: Int32 = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                break
+            }
+            offset += count
+        }
+        if failure == 0, fsync(descriptor) != 0 { failure = errno }
+        close(descriptor)
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(temporary)
+            throw AuthError(code, "cannot write the \(what) \(path): \(String(cString: strerror(failure)))")
+        }
+    }
 }

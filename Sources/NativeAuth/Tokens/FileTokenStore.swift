@@ -109,13 +109,8 @@ public struct FileTokenStore: TokenStore {
             // A file written before keys were recorded, or renamed, is not listed: its key is unknown.
             // So is a damaged one (its own key reports it at `load`): one bad file does not hide the
             // others. A file others can read is still an error.
-            let object: JSONObject?
-            do {
-                object = try readObject(name, in: handle)
-            } catch let error as AuthError where error.underlying is JSONParseError || error.field == "json" {
-                continue
-            }
-            guard let object, let stored = try? object.object("key"),
+            guard let data = try readChecked(name, in: handle),
+                let object = (try? JSONValue.parse(data))?.objectValue, let stored = try? object.object("key"),
                 let key = try? TokenKey(storageJSON: stored), self.path(for: key) == path
             else { continue }
             keys.append(key)
@@ -123,9 +118,9 @@ public struct FileTokenStore: TokenStore {
         return keys
     }
 
-    /// The JSON object of the file `name` in the directory, after the checks every token file gets;
+    /// The bytes of the file `name` in the directory, after the checks every token file gets;
     /// `nil` when there is no such file.
-    private func readObject(_ name: String, in directory: borrowing PrivateDirectory.Handle) throws -> JSONObject? {
+    private func readChecked(_ name: String, in directory: borrowing PrivateDirectory.Handle) throws -> [UInt8]? {
         let path = self.directory + "/" + name
         let descriptor = openat(directory.descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 {
@@ -134,10 +129,17 @@ public struct FileTokenStore: TokenStore {
         }
         defer { close(descriptor) }
         try PrivateDirectory.checkPrivate(descriptor: descriptor, path: path, isDirectory: false)
-        let data = try readAll(descriptor, path: path)
+        return try readAll(descriptor, path: path)
+    }
+
+    /// The JSON object of the file `name` in the directory (``readChecked(_:in:)``); `nil` when
+    /// there is no such file.
+    private func readObject(_ name: String, in directory: borrowing PrivateDirectory.Handle) throws -> JSONObject? {
+        let path = self.directory + "/" + name
+        guard let data = try readChecked(name, in: directory) else { return nil }
         do {
             guard let object = try JSONValue.parse(data).objectValue else {
-                throw AuthError(.tokenStoreFailed, "the token file \(path) does not hold a JSON object", field: "json")
+                throw AuthError(.tokenStoreFailed, "the token file \(path) does not hold a JSON object")
             }
             return object
         } catch let error as AuthError {
