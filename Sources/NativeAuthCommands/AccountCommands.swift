@@ -27,9 +27,7 @@ public struct SwitchCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let prepared = try await options.prepare(use: .none)
             try await prepared.accounts.switchActive(to: name)
             CommandSupport.printLine("Active account: \(name)")
-            if let named = try options.select(environment: ProcessInfo.processInfo.environment).account,
-                named.name != name
-            {
+            if let named = prepared.named, named.name != name {
                 CommandSupport.notice("\(named.source) still chooses \(named.name) wherever it applies")
             }
         }

@@ -66,7 +66,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
             let prepared = try await options.prepare(settings: settings, use: .none)
             let accounts = prepared.accounts
-            let name = prepared.accountNamed ? prepared.account : nil
+            let name = prepared.named?.name
             let presenter = device ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"

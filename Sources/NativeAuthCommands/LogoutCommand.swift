@@ -36,23 +36,24 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 return
             }
             let prepared = try await options.prepare()
-            let (authenticator, storage) = (prepared.authenticator, prepared.storage)
+            let (accounts, account, storage) = (prepared.accounts, prepared.account, prepared.storage)
             let presenter: LoopbackPresenter? =
                 noBrowser
                 ? nil
                 : LoopbackPresenter(
                     configuration: .init(port: port, callbackPath: "/logged-out", timeout: .seconds(max(1, timeout)))
                 )
+            // prepare() checked a named account; the active one may be a sign-in from before
+            // accounts were listed, or kept in another backend.
             let result = try await CommandSupport.cancellingOnSignals {
-                try await authenticator.logout(presenter: presenter)
+                try await accounts.signOut(account, presenter: presenter)
             }
             if let error = result.revocationError {
                 CommandSupport.report(error, tool: Tool.self)
             }
-            try await Self.forgetIfActive(prepared.account, in: prepared.accounts)
             // The same sign-in kept by another backend (files from before the keyring; a keyring
             // item from an earlier --token-storage keyring) goes too.
-            for problem in await storage.removeElsewhere(authenticator.key) {
+            for problem in await storage.removeElsewhere(prepared.authenticator.key) {
                 CommandSupport.warn("could not remove the tokens from every storage: \(problem.message)")
             }
             // The printed URL leaves out id_token_hint (ConsoleOutput.writeURL): no token is ever
@@ -72,15 +73,6 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if noBrowser, let url = result.endSessionURL { show(url) }
             CommandSupport.printLine("Signed out")
             if result.revocationError != nil { throw ExitCode(1) }
-        }
-    }
-
-    /// After `account` signed out: when it was the active one, none is (a single remaining
-    /// account is, implicitly).
-    static func forgetIfActive(_ account: String, in accounts: Accounts) async throws {
-        let key = accounts.authenticator.key
-        if try await accounts.activeStore.activeAccount(issuer: key.issuer, clientID: key.clientID) == account {
-            try await accounts.activeStore.setActiveAccount(nil, issuer: key.issuer, clientID: key.clientID)
         }
     }
 

@@ -53,20 +53,16 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 CommandSupport.printLine(try JSONValue.object(object).encodedString())
             } else {
                 for line in Self.lines(tokens, now: Date()) { CommandSupport.printLine(line) }
-                if tokens != nil || prepared.accountNamed {
-                    CommandSupport.printLine("Account: \(prepared.account) (\(Self.describe(prepared.accountSource)))")
+                if tokens != nil || prepared.named != nil {
+                    let source = prepared.named.map { "from \($0.source)" } ?? prepared.accountSource
+                    CommandSupport.printLine("Account: \(prepared.account) (\(source))")
                 }
                 if let profile = prepared.profile {
-                    CommandSupport.printLine("Profile: \(profile.name) (\(Self.describe(profile.source)))")
+                    CommandSupport.printLine("Profile: \(profile.name) (from \(profile.source))")
                 }
                 CommandSupport.printLine(await CommandStorage.line(for: storage))
             }
         }
-    }
-
-    /// `from --account`, `from /work/.nativeauth.json`, `the active account`.
-    static func describe(_ source: String) -> String {
-        source == "the active account" ? source : "from \(source)"
     }
 
     private func runAll() async throws {

@@ -144,13 +144,14 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         var accounts: Accounts
         /// The selected account.
         var account: String
-        /// What selected it: `--account`, `NATIVEAUTH_ACCOUNT`, a `.nativeauth.json`'s path, or
-        /// `the active account`.
-        var accountSource: String
+        /// The account named by `--account`, `NATIVEAUTH_ACCOUNT` or a `.nativeauth.json` (its
+        /// path), and which; `nil` when the active account was taken.
+        var named: (name: String, source: String)?
         /// The profile used, and what chose it.
         var profile: (name: String, source: String)?
-        /// Whether the account was named (flag, environment, directory), not the active one.
-        var accountNamed: Bool
+
+        /// What selected the account: ``named``'s source, or `the active account`.
+        var accountSource: String { named?.source ?? "the active account" }
     }
 
     /// How a command uses the selected account.
@@ -193,45 +194,45 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             logger: logger
         )
         let accounts = Accounts(base, active: storage.activeAccounts)
-        let account: String
-        let source: String
-        if let named = selection.account {
-            try Accounts.validate(name: named.name)
-            (account, source) = named
-            if use == .act {
-                let names = try await accounts.names()
-                if !names.contains(account), try await accounts.authenticator(for: account).currentTokens() == nil {
-                    throw AuthError(
-                        .configurationInvalid,
-                        "no account named \"\(account)\" is signed in here (chosen by \(named.source))",
-                        hint: names.isEmpty
-                            ? "run `\(Tool.toolName) login --account \(account)`"
-                            : "signed-in accounts: \(names.joined(separator: ", "))",
-                        field: "account")
-                }
-            }
-        } else if use == .none {
-            (account, source) = (TokenKey.defaultAccount, "")
-        } else if let active = try await accounts.active() {
-            (account, source) = (active, "the active account")
-        } else {
-            let names = try await accounts.names()
-            guard names.isEmpty else {
-                throw AuthError(
-                    .configurationInvalid,
-                    "several accounts are signed in (\(names.joined(separator: ", "))) and none is active",
-                    hint: "choose one with `\(Tool.toolName) switch NAME`, or --account NAME", field: "account")
-            }
-            // Nothing listed here: the account last active (its tokens may be in another backend,
-            // for a logout to remove), else "default", a sign-in stored before accounts had names.
-            let key = base.key
-            let last = try await storage.activeAccounts.activeAccount(issuer: key.issuer, clientID: key.clientID)
-            (account, source) = (last ?? TokenKey.defaultAccount, "the active account")
-        }
+        let account = try await Self.account(selection.account, of: accounts, use: use)
         return Prepared(
             authenticator: accounts.authenticator(for: account), storage: storage, accounts: accounts,
-            account: account, accountSource: source, profile: selection.profile,
-            accountNamed: selection.account != nil)
+            account: account, named: selection.account, profile: selection.profile)
+    }
+
+    /// The account a command acts on: the named one (checked to be signed in when the command
+    /// acts on it), else the active one.
+    private static func account(
+        _ named: (name: String, source: String)?,
+        of accounts: Accounts,
+        use: AccountUse
+    ) async throws -> String {
+        if let named {
+            try Accounts.validate(name: named.name)
+            guard use == .act else { return named.name }
+            let names = try await accounts.names()
+            if !names.contains(named.name), try await accounts.authenticator(for: named.name).currentTokens() == nil {
+                var error = Accounts.unknown(named.name, among: names)
+                error.message += " (chosen by \(named.source))"
+                if names.isEmpty { error.hint = "run `\(Tool.toolName) login --account \(named.name)`" }
+                throw error
+            }
+            return named.name
+        }
+        guard use != .none else { return TokenKey.defaultAccount }
+        let names = try await accounts.names()
+        if let active = try await accounts.active(among: names) { return active }
+        guard names.isEmpty else {
+            throw AuthError(
+                .configurationInvalid,
+                "several accounts are signed in (\(names.joined(separator: ", "))) and none is active",
+                hint: "choose one with `\(Tool.toolName) switch NAME`, or --account NAME", field: "account")
+        }
+        // Nothing listed here: the account last active (its tokens may be in another backend, for
+        // a logout to remove), else "default", a sign-in stored before accounts had names.
+        let key = accounts.authenticator.key
+        return try await accounts.activeStore.activeAccount(issuer: key.issuer, clientID: key.clientID)
+            ?? TokenKey.defaultAccount
     }
 
     /// The account and profile named by flags, the environment or a `.nativeauth.json`.

@@ -97,7 +97,8 @@ public struct Accounts: Sendable {
         try await active(among: names())
     }
 
-    private func active(among names: [String]) async throws -> String? {
+    /// ``active()`` among `names`, the stored accounts the caller already listed.
+    package func active(among names: [String]) async throws -> String? {
         if let chosen = try await activeStore.activeAccount(issuer: issuer, clientID: clientID),
             names.contains(chosen)
         {
@@ -134,7 +135,7 @@ public struct Accounts: Sendable {
     }
 
     /// The error for an account that is not stored.
-    static func unknown(_ name: String, among names: [String]) -> AuthError {
+    package static func unknown(_ name: String, among names: [String]) -> AuthError {
         AuthError(
             .configurationInvalid,
             "no account named \"\(TerminalText.sanitized(name))\" is signed in here",
@@ -210,6 +211,13 @@ public struct Accounts: Sendable {
     public func logout(_ name: String, presenter: (any UserAgentPresenter)? = nil) async throws -> LogoutResult {
         let names = try await names()
         guard names.contains(name) else { throw Self.unknown(name, among: names) }
+        return try await signOut(name, presenter: presenter)
+    }
+
+    /// ``logout(_:presenter:)`` without asking the store whether `name` is listed first: for a
+    /// caller that already knows (a command line that checked, or acts on a sign-in stored
+    /// before accounts were listed, or kept in another backend).
+    package func signOut(_ name: String, presenter: (any UserAgentPresenter)?) async throws -> LogoutResult {
         let result = try await authenticator.forAccount(name).logout(presenter: presenter)
         if try await activeStore.activeAccount(issuer: issuer, clientID: clientID) == name {
             try await activeStore.setActiveAccount(nil, issuer: issuer, clientID: clientID)
