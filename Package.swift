@@ -287,6 +287,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthCommands",
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),

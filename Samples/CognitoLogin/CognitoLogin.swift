@@ -20,12 +20,7 @@ struct CognitoLogin: AsyncParsableCommand, NativeAuthTool {
             Add http://127.0.0.1/callback to the app client's callback URLs, and the --logout-uri to
             its sign-out URLs.
             """,
-        subcommands: [
-            LoginCommand<CognitoLogin>.self, StatusCommand<CognitoLogin>.self, TokenCommand<CognitoLogin>.self,
-            APICommand<CognitoLogin>.self, UserInfoCommand<CognitoLogin>.self, RefreshCommand<CognitoLogin>.self,
-            LogoutCommand<CognitoLogin>.self,
-            SwitchCommand<CognitoLogin>.self, ProfileCommand<CognitoLogin>.self,
-        ]
+        subcommands: CognitoLogin.standardCommands
     )
 
     static let toolName = "cognito-login"

@@ -20,12 +20,7 @@ struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
               github-login api /user
             Register the app's callback URL as http://127.0.0.1/callback (any port is accepted).
             """,
-        subcommands: [
-            LoginCommand<GitHubLogin>.self, StatusCommand<GitHubLogin>.self, TokenCommand<GitHubLogin>.self,
-            APICommand<GitHubLogin>.self, UserInfoCommand<GitHubLogin>.self, RefreshCommand<GitHubLogin>.self,
-            LogoutCommand<GitHubLogin>.self,
-            SwitchCommand<GitHubLogin>.self, ProfileCommand<GitHubLogin>.self,
-        ]
+        subcommands: GitHubLogin.standardCommands
     )
 
     static let toolName = "github-login"
@@ -40,5 +35,11 @@ struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
     /// `api PATH` goes to GitHub's REST API, not to the web host.
     static func apiBaseURL(for provider: any AuthProvider) -> URL? {
         (provider as? GitHubProvider)?.apiBaseURL
+    }
+
+    /// git's credential helper answers for GitHub's web host as `x-access-token`.
+    static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults {
+        guard let github = provider as? GitHubProvider else { return GitCredentialDefaults() }
+        return GitCredentialDefaults(host: github.host, username: GitHubProvider.gitUsername)
     }
 }

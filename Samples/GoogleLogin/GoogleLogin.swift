@@ -21,12 +21,7 @@ struct GoogleLogin: AsyncParsableCommand, NativeAuthTool {
             secret is not secret (anyone with the binary has it); PKCE protects the sign-in.
             --issuer overrides https://accounts.google.com (for tests).
             """,
-        subcommands: [
-            LoginCommand<GoogleLogin>.self, StatusCommand<GoogleLogin>.self, TokenCommand<GoogleLogin>.self,
-            APICommand<GoogleLogin>.self, UserInfoCommand<GoogleLogin>.self, RefreshCommand<GoogleLogin>.self,
-            LogoutCommand<GoogleLogin>.self,
-            SwitchCommand<GoogleLogin>.self, ProfileCommand<GoogleLogin>.self,
-        ]
+        subcommands: GoogleLogin.standardCommands
     )
 
     static let toolName = "google-login"

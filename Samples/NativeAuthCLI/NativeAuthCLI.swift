@@ -30,12 +30,7 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
               nativeauth api /user --provider github
             Providers in this build: \(compiledIn.joined(separator: ", ")).
             """,
-        subcommands: [
-            LoginCommand<NativeAuthCLI>.self, StatusCommand<NativeAuthCLI>.self, TokenCommand<NativeAuthCLI>.self,
-            APICommand<NativeAuthCLI>.self, UserInfoCommand<NativeAuthCLI>.self, RefreshCommand<NativeAuthCLI>.self,
-            LogoutCommand<NativeAuthCLI>.self,
-            SwitchCommand<NativeAuthCLI>.self, ProfileCommand<NativeAuthCLI>.self,
-        ]
+        subcommands: NativeAuthCLI.standardCommands
     )
 
     static let toolName = "nativeauth"
@@ -91,5 +86,15 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
             if let github = provider as? GitHubProvider { return github.apiBaseURL }
         #endif
         return provider.configuration.issuer
+    }
+
+    /// git's credential helper answers for GitHub's web host as `x-access-token`.
+    static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults {
+        #if GitHub
+            if let github = provider as? GitHubProvider {
+                return GitCredentialDefaults(host: github.host, username: GitHubProvider.gitUsername)
+            }
+        #endif
+        return GitCredentialDefaults()
     }
 }

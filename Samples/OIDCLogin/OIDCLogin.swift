@@ -17,12 +17,7 @@ struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
               oidc-login api /me
             Register http://127.0.0.1/callback as the client's redirect URI (any port is accepted).
             """,
-        subcommands: [
-            LoginCommand<OIDCLogin>.self, StatusCommand<OIDCLogin>.self, TokenCommand<OIDCLogin>.self,
-            APICommand<OIDCLogin>.self, UserInfoCommand<OIDCLogin>.self, RefreshCommand<OIDCLogin>.self,
-            LogoutCommand<OIDCLogin>.self,
-            SwitchCommand<OIDCLogin>.self, ProfileCommand<OIDCLogin>.self,
-        ]
+        subcommands: OIDCLogin.standardCommands
     )
 
     static let toolName = "oidc-login"

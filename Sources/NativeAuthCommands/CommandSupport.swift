@@ -151,3 +151,22 @@ package enum CommandSupport {
         FileHandle.standardOutput.write(Data((TerminalText.sanitized(text) + "\n").utf8))
     }
 }
+
+extension CommandSupport {
+    /// Standard input to its end, refused past `limit` bytes (a protocol's request is short; a
+    /// runaway writer must not fill memory).
+    static func readStandardInput(limit: Int) throws(AuthError) -> Data {
+        var data = Data()
+        while true {
+            let chunk = FileHandle.standardInput.availableData
+            if chunk.isEmpty { return data }
+            data.append(chunk)
+            guard data.count <= limit else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "standard input holds more than \(limit / 1024) KiB; the request is a few lines",
+                    hint: "this command is run by another program, which writes a short request")
+            }
+        }
+    }
+}

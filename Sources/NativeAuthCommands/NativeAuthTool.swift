@@ -1,3 +1,4 @@
+public import ArgumentParser
 public import Foundation
 internal import NIOConcurrencyHelpers
 public import NativeAuth
@@ -42,6 +43,10 @@ public protocol NativeAuthTool {
     /// Where `api PATH` resolves a relative path for `provider`. Default: the provider's issuer.
     /// A tool whose provider's API lives elsewhere says so here (GitHub's `https://api.github.com`).
     static func apiBaseURL(for provider: any AuthProvider) -> URL?
+    /// The git host and user name of `provider`, for `git-credential` and `setup-git`. Default:
+    /// no host (`--git-host` names it) and the user name `oauth2`. GitHub's tools answer with its
+    /// web host and `x-access-token`.
+    static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults
 }
 
 extension NativeAuthTool {
@@ -50,6 +55,22 @@ extension NativeAuthTool {
     public static var configurationName: String { "nativeauth" }
 
     public static func apiBaseURL(for provider: any AuthProvider) -> URL? { provider.configuration.issuer }
+
+    public static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults {
+        GitCredentialDefaults()
+    }
+
+    /// Every ready-made command, in the order `--help` lists them: `login`, `status`, `token`, `api`,
+    /// `userinfo`, `refresh`, `logout`, `switch`, `profile`, and the adapters for other programs:
+    /// `kubeconfig`, `git-credential`, `setup-git`, `docker-credential`, `setup-docker`.
+    public static var standardCommands: [any ParsableCommand.Type] {
+        [
+            LoginCommand<Self>.self, StatusCommand<Self>.self, TokenCommand<Self>.self, APICommand<Self>.self,
+            UserInfoCommand<Self>.self, RefreshCommand<Self>.self, LogoutCommand<Self>.self, SwitchCommand<Self>.self,
+            ProfileCommand<Self>.self, KubeconfigCommand<Self>.self, GitCredentialCommand<Self>.self,
+            SetupGitCommand<Self>.self, DockerCredentialCommand<Self>.self, SetupDockerCommand<Self>.self,
+        ]
+    }
 }
 
 extension NativeAuthTool {

@@ -4,7 +4,20 @@ internal import HTTPTypes
 internal import LenientJSON
 internal import NativeAuth
 
-/// `token`: prints a valid access token, refreshing if needed — exactly one line, for piping.
+/// `token`: prints a valid access token, refreshing if needed, for another program.
+///
+/// `--format` chooses the form:
+/// - `raw` (the default): the token alone, exactly one line, for piping;
+/// - `json`: one object with `access_token`, `token_type`, `expires_at` (ISO 8601 or null) and
+///   `scope` (array);
+/// - `header`: the whole `Authorization` value, `Bearer <token>`;
+/// - `exec-credential`: a Kubernetes `ExecCredential` for kubectl's exec credential plugins, in the
+///   `apiVersion` that `KUBERNETES_EXEC_INFO` asks for (`client.authentication.k8s.io/v1` or
+///   `v1beta1`), with `status.token` and `status.expirationTimestamp`. When a sign-in is needed it
+///   opens the browser if kubectl says the session is interactive, and fails at once with a
+///   message saying so when it is not (`interactive: false`). See ``KubeconfigCommand``.
+///
+/// The other forms never sign in: they fail with `login_required`.
 public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -14,13 +27,37 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     @OptionGroup var options: ToolOptions<Tool>
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "raw (the token), json, header (the Authorization value) or exec-credential (for kubectl).",
+            valueName: "raw|json|header|exec-credential"))
+    var format: String = TokenFormat.raw.rawValue
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
+    public func validate() throws {
+        guard TokenFormat(rawValue: format) != nil else {
+            throw ValidationError(
+                "unknown format '\(format)'; use one of: \(TokenFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+    }
+
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try await options.makeAuthenticator()
-            CommandSupport.printLine(try await authenticator.accessToken())
+            let format = TokenFormat(rawValue: format) ?? .raw
+            let execInfo = try KubernetesExecInfo.parse(
+                format == .execCredential ? ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"] : nil)
+            let signIn: TokenSupply.SignIn =
+                format != .execCredential
+                ? .never(reason: nil)
+                : execInfo.interactive
+                    ? .withBrowser : .never(reason: "kubectl runs this plugin without a terminal (interactive: false)")
+            let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
+            let tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self)
+            CommandSupport.printLine(try format.text(tokens, execInfo: execInfo))
         }
     }
 }

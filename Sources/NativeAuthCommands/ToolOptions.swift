@@ -111,7 +111,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     /// The keys of the options that are the command line's own, not a provider's setting.
     static var ownKeys: [String] { ["provider", "config", "store", "token_storage", "profile", "account"] }
 
-    private var slots: [String?] {
+    var slots: [String?] {
         [
             slot0, slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13,
             slot14, slot15,

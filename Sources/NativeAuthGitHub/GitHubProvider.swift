@@ -50,6 +50,11 @@ public struct GitHubProvider: AuthProvider {
     /// Whether this is github.com rather than an Enterprise Server.
     public var isGitHubDotCom: Bool { host.host?.lowercased() == "github.com" }
 
+    /// The user name git sends with an access token as the password over HTTPS, as GitHub's
+    /// documentation writes it for app tokens (`https://x-access-token:TOKEN@github.com/…`); GitHub
+    /// reads only the password.
+    public static let gitUsername = "x-access-token"
+
     /// Tokens are stored under the host: GitHub has no issuer.
     public var tokenIssuer: String { host.absoluteString }
 

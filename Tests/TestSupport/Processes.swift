@@ -54,15 +54,18 @@ public func cliPath(_ name: String) -> String {
     return directory.appendingPathComponent(name).path
 }
 
-/// Runs a command with exactly `environment` (plus PATH, HOME and the sanitizers' settings) and no
-/// standard input.
+/// Runs a command with exactly `environment` (plus PATH, HOME and the sanitizers' settings), and
+/// `input` on its standard input (none by default).
 public func run(
     _ executable: String,
     _ arguments: [String],
+    input: String? = nil,
     environment: [String: String] = [:],
     in directory: String? = nil
 ) async throws -> CommandResult {
-    try await RunningCommand(executable, arguments, environment: environment, in: directory).finish(closeInput: true)
+    let command = try RunningCommand(executable, arguments, environment: environment, in: directory)
+    if let input { command.type(input) }
+    return await command.finish(closeInput: true)
 }
 
 /// A value shared between threads.
@@ -113,7 +116,7 @@ public final class RunningCommand: Sendable {
         }
         base.merge(environment) { $1 }
         process.environment = base
-        record = CommandOutputRecord(arguments: arguments)
+        record = CommandOutputRecord(arguments: [URL(fileURLWithPath: executable).lastPathComponent] + arguments)
         // A secret a test hands to a command is one the output must not show either.
         IssuedSecrets.record(
             zip(arguments, arguments.dropFirst()).filter { $0.0 == "--client-secret" }.map(\.1)
@@ -175,6 +178,12 @@ public final class RunningCommand: Sendable {
         kill(pid, SIGINT)
     }
 
+    /// Kills the command (SIGKILL): a child of the test runner may start with SIGTERM and SIGINT
+    /// blocked, inherited from the thread that started it.
+    public func stop() {
+        kill(pid, SIGKILL)
+    }
+
     /// Types `text` on the command's stdin.
     public func type(_ text: String) {
         input.fileHandleForWriting.write(Data(text.utf8))
@@ -193,8 +202,9 @@ public final class RunningCommand: Sendable {
     }
 }
 
-/// With `NATIVEAUTH_TEST_OUTPUT_DIR` set, every command a test runs leaves its arguments, stdout
-/// and stderr there (`<id>.args`, `.stdout`, `.stderr`), for scripts/test.sh's redaction check.
+/// With `NATIVEAUTH_TEST_OUTPUT_DIR` set, every command a test runs leaves its executable's name and
+/// its arguments (one per line), stdout and stderr there (`<id>.args`, `.stdout`, `.stderr`), for
+/// scripts/test.sh's redaction check.
 struct CommandOutputRecord: Sendable {
     static let environmentVariable = "NATIVEAUTH_TEST_OUTPUT_DIR"
     let base: URL

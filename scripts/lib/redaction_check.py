@@ -9,8 +9,11 @@ scripts/test.sh runs the test suite with NATIVEAUTH_LOG_LEVEL=debug and:
     stderr there;
   - the suite's own output (the library logging in the test process) goes to a log file.
 
-None of those secrets may appear in any of that output. One exception: the stdout of the `token`
-command is, by design, exactly one access token and a line break.
+None of those secrets may appear in any of that output. One exception: the stdout of a credential
+command (`token` in each --format, `git-credential`, `docker-credential`) holds, by design, one
+issued token in the place its format gives it (the whole line, `Bearer …`, a JSON `access_token`,
+`Secret` or `status.token`, a `password=` or `credential=` line); that one value is taken out and the
+rest is searched like everything else.
 
 A finding names the file, the line and the first characters of the secret, never the secret.
 The run also fails when there was too little to check (a broken recording is not a pass).
@@ -76,14 +79,59 @@ class Finder:
         return found
 
 
-def is_token_output(path, text, secrets):
-    """The stdout of `token`: exactly one issued token on one line."""
+# The commands whose stdout is, by design, one credential for another program (`token` in each
+# --format, git's and Docker's credential helpers), and the helper scripts `setup-docker` writes.
+CREDENTIAL_COMMANDS = {"token", "git-credential", "docker-credential"}
+
+
+def is_credential_command(path):
     if path.suffix != ".stdout":
         return False
     arguments = path.with_suffix(".args")
-    if not arguments.exists() or "token" not in arguments.read_text().splitlines():
+    if not arguments.exists():
         return False
-    return text.endswith("\n") and text.count("\n") == 1 and text[:-1] in secrets
+    words = arguments.read_text().splitlines()
+    return bool(CREDENTIAL_COMMANDS.intersection(words)) or bool(words and words[0].startswith("docker-credential-"))
+
+
+def credential_of(text):
+    """The credential in a credential command's output, where its format puts it, and the text
+    without it; (None, text) when the output has no such place."""
+    if text.endswith("\n") and text.count("\n") == 1 and " " not in text:
+        return text[:-1], ""  # raw
+    if text.startswith("Bearer ") and text.count("\n") == 1:
+        return text[len("Bearer "):-1], ""  # header
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        for path in (("access_token",), ("Secret",), ("status", "token")):
+            holder = value
+            for key in path[:-1]:
+                holder = holder.get(key) if isinstance(holder, dict) else None
+            if isinstance(holder, dict) and isinstance(holder.get(path[-1]), str):
+                credential = holder[path[-1]]
+                holder[path[-1]] = ""
+                return credential, json.dumps(value)
+        return None, text
+    lines = text.splitlines()
+    found = [line for line in lines if line.startswith(("password=", "credential="))]
+    if len(found) == 1:
+        rest = "\n".join(line for line in lines if line is not found[0])
+        return found[0].partition("=")[2], rest
+    return None, text
+
+
+def without_credential(path, text, secrets):
+    """A credential command's stdout without the one issued token its format puts in its place
+    (everything else in it is still searched), and whether one was taken out."""
+    if not is_credential_command(path):
+        return text, False
+    credential, rest = credential_of(text)
+    if credential is None or credential not in secrets:
+        return text, False
+    return rest, True
 
 
 def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, minimum_debug_lines, minimum_per_file=1):
@@ -98,10 +146,8 @@ def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, mini
     debug_lines = 0
     exempt = 0
     for path in files + [Path(log) for log in logs]:
-        text = path.read_text(errors="replace")
-        if is_token_output(path, text, secrets):
-            exempt += 1
-            continue
+        text, taken = without_credential(path, path.read_text(errors="replace"), secrets)
+        exempt += taken
         for number, line in enumerate(text.splitlines(), start=1):
             if " debug " in line or " trace " in line:
                 debug_lines += 1
@@ -110,7 +156,7 @@ def check(secret_files, output_dir, logs, minimum_secrets, minimum_outputs, mini
     print(
         f"redaction check: {len(secrets)} secrets, {len(files) - browsers} command outputs, "
         f"{browsers} browser command lines and environments "
-        f"({exempt} of them `token`'s own output), {len(logs)} logs, {debug_lines} debug lines"
+        f"({exempt} of them a credential command's own credential, taken out), {len(logs)} logs, {debug_lines} debug lines"
     )
     problems = [
         f"a recorded secret of {len(secret)} characters is too short to search for: use one of at least "
@@ -169,6 +215,21 @@ def self_test():
         (outputs / "browser-1.json").write_text(json.dumps({"argv": ["xdg-open", f"https://x.test/?id_token_hint={secret}"]}))
         results["an ID token in a browser's argv"] = run()
         (outputs / "browser-1.json").write_text(json.dumps({"argv": ["xdg-open", "http://127.0.0.1:1/start/x"]}))
+        (outputs / "browser-1.json").unlink()
+        (outputs / "c.args").write_text("oidc-login\ngit-credential\nget")
+        (outputs / "c.stdout").write_text(f"protocol=https\nhost=x\nusername=oauth2\npassword={access}\n")
+        results["clean"] = run() if results["clean"] == 0 else 1
+        (outputs / "c.stdout").write_text(f"protocol=https\nhost=x\nusername={secret}\npassword={access}\n")
+        results["a second secret beside a credential helper's password"] = run()
+        (outputs / "c.args").write_text("oidc-login\ntoken\n--format\njson")
+        (outputs / "c.stdout").write_text(json.dumps({"access_token": access, "id_token": secret}) + "\n")
+        results["an ID token beside token --format json's access token"] = run()
+        (outputs / "c.stdout").write_text(json.dumps({"access_token": access, "scope": []}) + "\n")
+        results["clean"] = run() if results["clean"] == 0 else 1
+        (outputs / "c.args").write_text("oidc-login\nstatus")
+        results["a token in the JSON of a command that is not a credential command"] = run()
+        (outputs / "c.args").unlink()
+        (outputs / "c.stdout").unlink()
         results["too few secrets"] = run(minimum_secrets=3)
         results["too few debug lines"] = run(minimum_debug_lines=9)
         (root / "secrets").write_text(f"{secret}\n{access}\nshort\n")

@@ -19,12 +19,7 @@ struct InitechLogin: AsyncParsableCommand, NativeAuthTool {
               initech-login login --host https://sso.initech.example --client-id my-cli
             Register http://127.0.0.1/callback as the app's redirect URI, and as its return_to for logout.
             """,
-        subcommands: [
-            LoginCommand<InitechLogin>.self, StatusCommand<InitechLogin>.self, TokenCommand<InitechLogin>.self,
-            APICommand<InitechLogin>.self, UserInfoCommand<InitechLogin>.self, RefreshCommand<InitechLogin>.self,
-            LogoutCommand<InitechLogin>.self,
-            SwitchCommand<InitechLogin>.self, ProfileCommand<InitechLogin>.self,
-        ]
+        subcommands: InitechLogin.standardCommands
     )
 
     static let toolName = "initech-login"

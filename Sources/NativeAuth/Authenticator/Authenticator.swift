@@ -236,6 +236,23 @@ public final class Authenticator: Sendable {
         try await lifecycle.accessToken(minimumValidity: minimumValidity)
     }
 
+    /// Drops the access token `token` when it is still the stored one, because a server refused
+    /// it: the set is stored with the access token expired, so the next
+    /// ``accessToken(minimumValidity:)`` refreshes (single-flight, as always), or throws
+    /// ``AuthError/Code/loginRequired`` when there is no refresh token. The refresh token and the
+    /// rest of the set stay.
+    ///
+    /// The credential helpers of NativeAuthCommands call it when git or Docker says the token was
+    /// refused (`erase`). A token that is not the stored one (another process refreshed meanwhile,
+    /// or it came from elsewhere) changes nothing.
+    ///
+    /// - Returns: Whether the token was dropped.
+    /// - Throws: ``AuthError/Code/tokenStoreFailed`` when the store cannot be read or written.
+    @discardableResult
+    public func discardAccessToken(_ token: String) async throws -> Bool {
+        try await lifecycle.discard(accessToken: token)
+    }
+
     /// Refreshes the tokens now, whether or not they expire soon.
     ///
     /// Under the store's lock it reloads the stored set; when another process refreshed in the

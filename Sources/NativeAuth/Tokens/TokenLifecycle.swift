@@ -93,6 +93,31 @@ package actor TokenLifecycle {
         try await adopt(tokens)
     }
 
+    /// Marks the access token `token` expired in the stored set when the set still holds it (a
+    /// server refused it), under the store's lock; the refresh token stays. The next access token is
+    /// then refreshed, or a sign-in is asked for when there is no refresh token.
+    ///
+    /// - Returns: Whether it was marked: `false` when the store holds another access token (it was
+    ///   refreshed meanwhile) or none.
+    package func discard(accessToken token: String) async throws -> Bool {
+        guard !token.isEmpty else { return false }
+        let store = store
+        let key = key
+        let kept: TokenSet? = try await storeCall {
+            try await lock.withLock(key, timeout: lockTimeout) {
+                guard var stored = try await store.load(key), ConstantTime.equals(stored.accessToken, token) else {
+                    return nil
+                }
+                stored.expiresAt = Date(timeIntervalSince1970: 0)
+                try await store.save(stored, for: key)
+                return stored
+            }
+        }
+        guard let kept else { return false }
+        await wrote(kept)
+        return true
+    }
+
     // MARK: - Refreshing
 
     /// An access token valid for at least `minimumValidity` seconds, refreshed when needed.

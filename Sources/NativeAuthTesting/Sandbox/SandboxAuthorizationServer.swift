@@ -420,6 +420,12 @@ public final class SandboxAuthorizationServer: Sendable {
         try core.decideDevice(userCode: userCode, approve: false, username: nil)
     }
 
+    /// Revokes every access token and keeps the refresh tokens, as a resource server's revocation
+    /// list would: the next request with one gets a 401, and a refresh gets a new one.
+    public func revokeAccessTokens() {
+        core.state.withLockedValue { state in state.accessTokens.removeAll() }
+    }
+
     /// Revokes every access and refresh token, as if the person signed out everywhere.
     public func revokeAllTokens() {
         core.state.withLockedValue { state in

@@ -1,0 +1,87 @@
+internal import Foundation
+internal import NativeAuth
+
+/// Running this tool again later from another program (kubectl's exec entry, git's credential
+/// helper, Docker's): its path, and the options of this command line.
+enum ToolInvocation {
+    /// The absolute path of the running executable, as it was started (a symlink stays a symlink,
+    /// so an upgrade that moves the target keeps working).
+    static func executablePath(
+        arguments: [String] = CommandLine.arguments,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> String {
+        let first = arguments.first ?? ""
+        if first.hasPrefix("/") { return URL(fileURLWithPath: first).standardizedFileURL.path }
+        if first.contains("/") { return absolute(first, in: currentDirectory) }
+        if !first.isEmpty, let found = SystemBrowserOpener.executable(first, searchPath: environment["PATH"] ?? "") {
+            return found.path
+        }
+        return Bundle.main.executablePath ?? first
+    }
+
+    /// `path` made absolute against `directory`.
+    static func absolute(_ path: String, in directory: String = FileManager.default.currentDirectoryPath) -> String {
+        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : URL(fileURLWithPath: directory + "/" + path)
+        return url.standardizedFileURL.path
+    }
+
+    /// `word` quoted for a POSIX shell: as it is when it holds only safe characters, else in
+    /// single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+-,")
+        if !word.isEmpty, word.allSatisfy({ safe.contains($0) }) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+extension ToolOptions {
+    /// The options of this command line that another program must pass when it runs the tool
+    /// later: the connection, the storage, the profile and account (also when chosen by
+    /// `NATIVEAUTH_PROFILE`/`NATIVEAUTH_ACCOUNT` or a `.nativeauth.json`, which the other program
+    /// will not see), and the providers' settings. Paths are made absolute.
+    ///
+    /// - Throws: `AuthError` for a client secret given as a flag (it would be written into a file
+    ///   others read, and into every later process list) or read from standard input.
+    func carriedArguments(environment: [String: String]) throws(AuthError) -> [String] {
+        if clientSecret != nil {
+            throw AuthError(
+                .configurationInvalid,
+                "--client-secret would be written into the configuration of another program, and its process list",
+                hint: "give --client-secret-file FILE instead, or keep the secret in a profile (`profile add`)",
+                field: "client_secret")
+        }
+        if clientSecretFile == "-" {
+            throw AuthError(
+                .configurationInvalid,
+                "--client-secret-file - reads standard input, which the other program uses for itself",
+                hint: "give a file that only you may read", field: "client_secret")
+        }
+        let selection = try select(environment: environment)
+        var arguments: [String] = []
+        func add(_ flag: String, _ value: String?) {
+            if let value { arguments += [flag, value] }
+        }
+        add("--provider", provider)
+        add("--config", config.map { ToolInvocation.absolute($0) })
+        add("--profile", selection.profile?.name)
+        add("--account", selection.account?.name)
+        add("--issuer", issuer)
+        add("--client-id", clientID)
+        add("--client-secret-file", clientSecretFile.map { ToolInvocation.absolute($0) })
+        add("--scope", scope)
+        add("--client-auth", clientAuth)
+        add("--store", store.map { ToolInvocation.absolute($0) })
+        add("--token-storage", tokenStorage)
+        for (declared, value) in zip(Tool.providerSettings, slots) { add(declared.setting.flag, value) }
+        return arguments
+    }
+
+    /// The `NATIVEAUTH_` variables that set something this command line does not carry: another
+    /// program will not see them unless it runs with them too.
+    func uncarriedVariables(environment: [String: String]) -> [String] {
+        let settings = ProviderSetting.standard + Tool.providerSettings.map(\.setting)
+        let variables = settings.map(\.environmentVariable) + ["NATIVEAUTH_STORE", "NATIVEAUTH_TOKEN_STORAGE"]
+        return variables.filter { environment[$0].map { !$0.isEmpty } ?? false }.sorted()
+    }
+}

@@ -1,0 +1,242 @@
+public import ArgumentParser
+internal import Foundation
+internal import LenientJSON
+internal import NativeAuth
+
+/// Docker's credential-helper protocol (docker/docker-credential-helpers): the action as the
+/// argument, the request on standard input, the answer as JSON on standard output.
+enum DockerCredentialProtocol {
+    /// The most a helper reads: a server URL, or a small JSON object.
+    static let inputLimit = 64 * 1024
+
+    /// What helpers print, with exit status 1, for a server they hold nothing for; Docker's client
+    /// recognises exactly this text (`credentials.ErrCredentialsNotFound`).
+    static let notFound = "credentials not found in native keychain"
+
+    /// The registry host of a server URL as Docker writes it (`registry.example.com`,
+    /// `https://registry.example.com:5000/v2/`), in lower case with its port.
+    static func registry(_ text: String) throws(AuthError) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = trimmed.contains("://") ? trimmed : "https://" + trimmed
+        guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isWhitespace || $0 == "\0" }),
+            let components = URLComponents(string: url), let host = components.host?.lowercased(), !host.isEmpty
+        else {
+            throw AuthError(
+                .configurationInvalid, "the request is not a registry's server URL",
+                hint: "Docker writes the registry's URL on standard input, such as registry.example.com")
+        }
+        return host + (components.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The server URL of a request (`get`, `erase`): the whole input, one line.
+    static func serverURL(_ data: Data) throws(AuthError) -> String {
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw AuthError(.configurationInvalid, "the request is not UTF-8 text")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, !trimmed.contains("\n") else {
+            throw AuthError(
+                .configurationInvalid, "the request is not one server URL",
+                hint: "Docker writes the registry's URL on standard input, such as registry.example.com")
+        }
+        return trimmed
+    }
+
+    /// The `ServerURL` of a `store` request: `{"ServerURL": …, "Username": …, "Secret": …}`.
+    static func storedServerURL(_ data: Data) throws(AuthError) -> (serverURL: String, unknownKeys: [String]) {
+        guard let object = try? JSONValue.parse(data).objectValue else {
+            throw AuthError(.configurationInvalid, "the store request is not a JSON object")
+        }
+        guard let server = object["ServerURL"]?.stringValue, !server.isEmpty else {
+            throw AuthError(.configurationInvalid, "the store request has no ServerURL")
+        }
+        let known: Set<String> = ["ServerURL", "Username", "Secret"]
+        return (server, object.keys.filter { !known.contains($0) })
+    }
+}
+
+/// `docker-credential get|store|erase|list`: Docker's credential-helper protocol for one registry
+/// that accepts the provider's OAuth access tokens as passwords.
+///
+/// - `get`: for the configured registry (`--registry`), prints
+///   `{"ServerURL": …, "Username": …, "Secret": <access token>}`, refreshing when needed; it never
+///   signs in (Docker runs helpers without a terminal): run `<tool> login` first. For any other
+///   registry it prints Docker's `credentials not found in native keychain` and exits 1.
+/// - `list`: `{"https://REGISTRY": "USERNAME"}` while an account is signed in, else `{}`.
+/// - `erase` (`docker logout`): drops the access token, so that the next `get` gets a new one; the
+///   sign-in stays (`<tool> logout` ends it).
+/// - `store` (`docker login`): refused with a message; the tokens come from `<tool> login`.
+///
+/// Name it for one registry with `setup-docker`, or by hand: an executable
+/// `docker-credential-NAME` on `PATH` that runs `<tool> docker-credential --registry HOST "$@"`,
+/// and `"credHelpers": {"HOST": "NAME"}` in `~/.docker/config.json`.
+public struct DockerCredentialCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "docker-credential",
+            abstract: "Docker's credential helper for one registry (run by Docker; see setup-docker).",
+            discussion: CommandSupport.exitStatusHelp)
+    }
+
+    @OptionGroup var options: ToolOptions<Tool>
+
+    @Option(name: .long, help: ArgumentHelp("The registry: HOST[:PORT].", valueName: "host"))
+    var registry: String
+
+    @Option(
+        name: .customLong("docker-username"),
+        help: ArgumentHelp(
+            "The user name Docker sends with the token (default: oauth2accesstoken).", valueName: "name"))
+    var dockerUsername: String = "oauth2accesstoken"
+
+    @Argument(help: ArgumentHelp("What Docker asks: get, store, erase or list.", valueName: "get|store|erase|list"))
+    var action: String
+
+    /// Creates the command (argument-parser fills in the options).
+    public init() {}
+
+    public func validate() throws {
+        guard ["get", "store", "erase", "list"].contains(action) else {
+            throw ValidationError("unknown action '\(action)'; Docker asks get, store, erase or list")
+        }
+    }
+
+    public func run() async throws {
+        try await CommandSupport.run(Tool.self) {
+            let registry = try DockerCredentialProtocol.registry(self.registry)
+            let input =
+                action == "list"
+                ? Data() : try CommandSupport.readStandardInput(limit: DockerCredentialProtocol.inputLimit)
+            switch action {
+            case "store":
+                let (server, unknown) = try DockerCredentialProtocol.storedServerURL(input)
+                if !unknown.isEmpty {
+                    CommandSupport.notice("ignored \(unknown.joined(separator: ", ")) in the request")
+                }
+                throw AuthError(
+                    .configurationInvalid,
+                    "\(Tool.toolName) does not store passwords for \(server): the tokens of \(registry) come from"
+                        + " signing in", hint: "run `\(Tool.toolName) login`; `docker login` is not needed")
+            case "list":
+                let prepared = try await options.prepare(use: .describe)
+                let signedIn = try await prepared.authenticator.currentTokens() != nil
+                let object: JSONObject = signedIn ? ["https://\(registry)": .string(dockerUsername)] : [:]
+                CommandSupport.printLine(try JSONValue.object(object).encodedString())
+            case "erase":
+                let server = try DockerCredentialProtocol.serverURL(input)
+                guard try DockerCredentialProtocol.registry(server) == registry else { return }
+                let prepared = try await options.prepare(use: .describe)
+                if let tokens = try await prepared.authenticator.currentTokens() {
+                    try await prepared.authenticator.discardAccessToken(tokens.accessToken)
+                }
+                CommandSupport.notice(
+                    "Docker forgets \(registry); \(Tool.toolName) stays signed in (`\(Tool.toolName) logout` ends that)"
+                )
+            default:
+                let server = try DockerCredentialProtocol.serverURL(input)
+                guard try DockerCredentialProtocol.registry(server) == registry else {
+                    CommandSupport.printLine(DockerCredentialProtocol.notFound)
+                    throw ExitCode(1)
+                }
+                let prepared = try await options.prepare(use: .act)
+                let tokens = try await TokenSupply.tokens(
+                    prepared, signIn: .never(reason: "Docker runs this helper without a terminal"), tool: Tool.self)
+                let object: JSONObject = [
+                    "ServerURL": .string(server), "Username": .string(dockerUsername),
+                    "Secret": .string(tokens.accessToken),
+                ]
+                CommandSupport.printLine(try JSONValue.object(object).encodedString())
+            }
+        }
+    }
+}
+
+/// `setup-docker --registry HOST`: names this tool as Docker's credential helper for one registry.
+///
+/// Writes an executable `docker-credential-<tool>-<host>` into `--bin-dir` (default
+/// `~/.local/bin`) that runs `<tool> docker-credential --registry HOST` with the options of this
+/// command line, and sets `credHelpers[HOST]` in Docker's `config.json` (`$DOCKER_CONFIG`, else
+/// `~/.docker`), keeping everything else in it. Running it again changes nothing and says so.
+public struct SetupDockerCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "setup-docker", abstract: "Configure Docker to use this tool's tokens for a registry.",
+            discussion: CommandSupport.exitStatusHelp)
+    }
+
+    @OptionGroup var options: ToolOptions<Tool>
+
+    @Option(name: .long, help: ArgumentHelp("The registry: HOST[:PORT].", valueName: "host"))
+    var registry: String
+
+    @Option(
+        name: .customLong("docker-username"),
+        help: ArgumentHelp("The user name Docker sends with the token.", valueName: "name"))
+    var dockerUsername: String?
+
+    @Option(
+        name: .customLong("bin-dir"),
+        help: ArgumentHelp("Where to write the helper (a directory on PATH; default ~/.local/bin).", valueName: "dir"))
+    var binDirectory: String?
+
+    /// Creates the command (argument-parser fills in the options).
+    public init() {}
+
+    public func run() async throws {
+        try await CommandSupport.run(Tool.self) {
+            let environment = ProcessInfo.processInfo.environment
+            let registry = try DockerCredentialProtocol.registry(self.registry)
+            _ = try await options.prepare(environment: environment, use: .none)
+            var arguments = try options.carriedArguments(environment: environment)
+            arguments += ["--registry", registry]
+            if let dockerUsername { arguments += ["--docker-username", dockerUsername] }
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            let name = "\(Tool.toolName)-\(registry.replacingOccurrences(of: ":", with: "-"))"
+            let binDirectory = binDirectory.map { ToolInvocation.absolute($0) } ?? home + "/.local/bin"
+            let helperPath = "\(binDirectory)/docker-credential-\(name)"
+            let script =
+                "#!/bin/sh\n# Written by `\(Tool.toolName) setup-docker`: Docker's credential helper for \(registry).\n"
+                + "exec "
+                + ([ToolInvocation.executablePath(), "docker-credential"] + arguments).map(ToolInvocation.shellQuoted)
+                .joined(separator: " ") + " \"$@\"\n"
+            let configDirectory = environment["DOCKER_CONFIG"].map { ToolInvocation.absolute($0) } ?? home + "/.docker"
+            let configPath = configDirectory + "/config.json"
+            var changed: [String] = []
+            if (try? String(contentsOfFile: helperPath, encoding: .utf8)) != script {
+                try FileManager.default.createDirectory(atPath: binDirectory, withIntermediateDirectories: true)
+                try Data(script.utf8).write(to: URL(fileURLWithPath: helperPath), options: .atomic)
+                try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: helperPath)
+                changed.append("wrote \(helperPath)")
+            }
+            var config = JSONObject()
+            if let data = FileManager.default.contents(atPath: configPath) {
+                guard let object = try? JSONValue.parse(data).objectValue else {
+                    throw AuthError(
+                        .configurationInvalid, "\(configPath) is not a JSON object; it was left as it is",
+                        hint: "fix or move it, then run this again")
+                }
+                config = object
+            }
+            var helpers = config["credHelpers"]?.objectValue ?? JSONObject()
+            if helpers[registry]?.stringValue != name {
+                helpers[registry] = .string(name)
+                config["credHelpers"] = .object(helpers)
+                try FileManager.default.createDirectory(atPath: configDirectory, withIntermediateDirectories: true)
+                // Docker keeps passwords in it (`auths`): written readable by its owner only.
+                try SecretFile.writePrivately(
+                    Array((try JSONValue.object(config).encodedString() + "\n").utf8), to: configPath,
+                    what: "Docker's configuration")
+                changed.append("set credHelpers[\"\(registry)\"] = \"\(name)\" in \(configPath)")
+            }
+            if changed.isEmpty {
+                CommandSupport.printLine("Docker already asks \(Tool.toolName) for \(registry); nothing changed")
+            } else {
+                for line in changed { CommandSupport.printLine(line.prefix(1).uppercased() + line.dropFirst()) }
+            }
+            let path = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+            if !path.contains(binDirectory) {
+                CommandSupport.notice("\(binDirectory) is not on PATH; Docker finds the helper only there")
+            }
+        }
+    }
+}

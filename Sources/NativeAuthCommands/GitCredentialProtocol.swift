@@ -1,0 +1,153 @@
+internal import Foundation
+@_spi(Provider) internal import NativeAuth
+
+/// What git sends a credential helper on standard input (gitcredentials(7), "Custom helpers" and
+/// git-credential(1), "Input/Output format"): `key=value` lines, ended by a blank line or the end of
+/// the input. Keys ending in `[]` may repeat.
+struct GitCredentialRequest: Equatable, Sendable {
+    /// The single-valued attributes, by key.
+    var attributes: [String: String] = [:]
+    /// `wwwauth[]`: the server's `WWW-Authenticate` values.
+    var wwwauth: [String] = []
+    /// `capability[]`: what the calling git understands (`authtype`).
+    var capabilities: [String] = []
+    /// Keys that git-credential(1) does not define, in the order given (ignored, named in a notice).
+    var unknownKeys: [String] = []
+
+    /// The most a helper reads: git sends a few hundred bytes.
+    static let inputLimit = 256 * 1024
+    /// The longest line accepted.
+    static let lineLimit = 64 * 1024
+
+    /// The attributes git-credential(1) defines (git 2.39 to 2.47), besides the list-valued ones.
+    static let knownKeys: Set<String> = [
+        "protocol", "host", "path", "username", "password", "password_expiry_utc", "oauth_refresh_token", "url",
+        "authtype", "credential", "ephemeral", "continue", "quit",
+    ]
+    static let knownListKeys: Set<String> = ["wwwauth[]", "capability[]", "state[]"]
+
+    var `protocol`: String? { attributes["protocol"] }
+    var host: String? { attributes["host"] }
+    var username: String? { attributes["username"] }
+    var password: String? { attributes["password"] }
+
+    /// Parses `data`.
+    ///
+    /// - Throws: `AuthError` (`configuration_invalid`) for input longer than ``inputLimit``, a line
+    ///   longer than ``lineLimit``, a NUL byte, text that is not UTF-8, a line that is not
+    ///   `key=value`, an empty key, or a `url` that is not a URL.
+    static func parse(_ data: Data) throws(AuthError) -> GitCredentialRequest {
+        guard data.count <= inputLimit else {
+            throw invalid("git sent more than \(inputLimit / 1024) KiB; a credential request is a few lines")
+        }
+        guard !data.contains(0) else { throw invalid("git sent a NUL byte") }
+        guard let text = String(data: data, encoding: .utf8) else { throw invalid("git sent text that is not UTF-8") }
+        var request = GitCredentialRequest()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+            if line.isEmpty { break }  // the end of the request
+            guard line.utf8.count <= lineLimit else {
+                throw invalid("line \(index + 1) is longer than \(lineLimit / 1024) KiB")
+            }
+            guard let equals = line.firstIndex(of: "="), equals != line.startIndex else {
+                throw invalid("line \(index + 1) is not key=value")
+            }
+            let key = String(line[..<equals])
+            let value = String(line[line.index(after: equals)...])
+            guard key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-[]".contains($0)) }) else {
+                throw invalid("line \(index + 1) has a key with characters git does not use")
+            }
+            switch key {
+            case "wwwauth[]": value.isEmpty ? request.wwwauth.removeAll() : request.wwwauth.append(value)
+            case "capability[]": value.isEmpty ? request.capabilities.removeAll() : request.capabilities.append(value)
+            case "url": try request.take(url: value)
+            default:
+                if !knownKeys.contains(key), !knownListKeys.contains(key) { request.unknownKeys.append(key) }
+                if !key.hasSuffix("[]") { request.attributes[key] = value }
+            }
+        }
+        return request
+    }
+
+    /// `url=…` sets the protocol, host, path, username and password it holds (git-credential(1)).
+    private mutating func take(url text: String) throws(AuthError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+            let host = components.host, !host.isEmpty
+        else { throw Self.invalid("the url attribute is not a URL") }
+        attributes["protocol"] = scheme.lowercased()
+        attributes["host"] = host + (components.port.map { ":\($0)" } ?? "")
+        if !components.path.isEmpty { attributes["path"] = String(components.path.dropFirst()) }
+        if let user = components.user { attributes["username"] = user }
+        if let password = components.password { attributes["password"] = password }
+    }
+
+    private static func invalid(_ message: String) -> AuthError {
+        AuthError(
+            .configurationInvalid, "the credential request is malformed: \(message)",
+            hint: "this command speaks git's credential-helper protocol (gitcredentials(7)); git runs it")
+    }
+
+    /// Whether git can take `authtype=Bearer` and `credential=` (git 2.46+, asked with
+    /// `capability[]=authtype`) and the server offered a Bearer challenge.
+    var wantsBearer: Bool {
+        capabilities.contains("authtype")
+            && wwwauth.contains { $0.lowercased().hasPrefix("bearer") }
+    }
+}
+
+/// The host a git credential helper answers for: `https://HOST[:PORT]`, or `http://` on loopback.
+struct GitTarget: Equatable, Sendable {
+    var scheme: String
+    /// The host in lower case, with `:PORT` when given (as git sends `host`).
+    var host: String
+
+    /// `HOST[:PORT]` (HTTPS) or a URL `https://HOST[:PORT]` (`http://` for a loopback host).
+    init(_ text: String) throws(AuthError) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let url = trimmed.contains("://") ? trimmed : "https://" + trimmed
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.host?.lowercased(), !host.isEmpty,
+            components.path.isEmpty || components.path == "/", components.user == nil, components.query == nil
+        else {
+            throw AuthError(
+                .configurationInvalid, "\(trimmed) is not a host name or an https:// URL of a host",
+                hint: "give the host git pushes to, such as --git-host git.example.com", field: "git_host")
+        }
+        guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: host)) else {
+            throw AuthError(
+                .configurationInvalid, "\(trimmed): tokens are only given to git over HTTPS (http:// only on loopback)",
+                field: "git_host")
+        }
+        self.scheme = scheme
+        self.host = host + (components.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The URL git's configuration names the helper under (`credential.<url>.helper`).
+    var url: String { "\(scheme)://\(host)" }
+
+    /// Whether git's request is for this host, over this scheme.
+    func matches(_ request: GitCredentialRequest) -> Bool {
+        request.protocol?.lowercased() == scheme && request.host?.lowercased() == host
+    }
+}
+
+/// What a credential helper answers to `get` (git-credential(1)'s output format).
+enum GitCredentialAnswer {
+    static func lines(
+        for target: GitTarget,
+        username: String,
+        tokens: TokenSet,
+        request: GitCredentialRequest
+    ) -> [String] {
+        var lines = ["protocol=\(target.scheme)", "host=\(target.host)"]
+        if request.wantsBearer {
+            lines += ["capability[]=authtype", "authtype=Bearer", "credential=\(tokens.accessToken)"]
+        } else {
+            lines += ["username=\(username)", "password=\(tokens.accessToken)"]
+        }
+        if let expiry = tokens.expiresAt {
+            lines.append("password_expiry_utc=\(Int64(expiry.timeIntervalSince1970.rounded(.down)))")
+        }
+        return lines
+    }
+}

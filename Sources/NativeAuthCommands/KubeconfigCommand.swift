@@ -1,0 +1,90 @@
+public import ArgumentParser
+internal import Foundation
+internal import LenientJSON
+internal import NativeAuth
+
+/// `kubeconfig`: prints the `users:` entry that makes kubectl get its tokens from this tool.
+///
+/// The entry is an exec credential plugin (client-go's `client.authentication.k8s.io/v1`): kubectl
+/// runs `<tool> token --format exec-credential` with this command line's options (the connection,
+/// `--store`, `--token-storage`, and the profile and account, also when they were chosen by the
+/// environment or a `.nativeauth.json`), caches the token until its `expirationTimestamp`, and
+/// runs the plugin again after it, or when the API server answers 401. Paste it into the
+/// kubeconfig and name it in a context:
+///
+/// ```yaml
+/// contexts:
+/// - name: work
+///   context: {cluster: my-cluster, user: oidc-login}
+/// ```
+///
+/// A client secret given with `--client-secret` is refused: it would be written into the
+/// kubeconfig. Give `--client-secret-file FILE`, or a profile that holds it.
+public struct KubeconfigCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "kubeconfig", abstract: "Print the kubeconfig user entry that runs this tool for kubectl.",
+            discussion: CommandSupport.exitStatusHelp)
+    }
+
+    @OptionGroup var options: ToolOptions<Tool>
+
+    @Option(name: .long, help: "The user's name in the kubeconfig (default: the tool's name, and the account's).")
+    var name: String?
+
+    @Option(
+        name: .customLong("interactive-mode"),
+        help: ArgumentHelp(
+            "When kubectl lets the plugin sign in with the browser: IfAvailable (a terminal), Always or Never.",
+            valueName: "IfAvailable|Always|Never"))
+    var interactiveMode: String = "IfAvailable"
+
+    /// Creates the command (argument-parser fills in the options).
+    public init() {}
+
+    public func validate() throws {
+        guard ["IfAvailable", "Always", "Never"].contains(interactiveMode) else {
+            throw ValidationError("--interactive-mode is one of IfAvailable, Always and Never")
+        }
+    }
+
+    public func run() async throws {
+        try await CommandSupport.run(Tool.self) {
+            let environment = ProcessInfo.processInfo.environment
+            // The configuration must make sense now, rather than when kubectl first runs it.
+            let prepared = try await options.prepare(environment: environment, use: .none)
+            let carried = try options.carriedArguments(environment: environment)
+            let user = name ?? (prepared.named.map { "\(Tool.toolName)-\($0.name)" } ?? Tool.toolName)
+            let entry = Self.entry(
+                name: user, command: ToolInvocation.executablePath(),
+                arguments: ["token", "--format", "exec-credential"] + carried, interactiveMode: interactiveMode)
+            for line in entry { CommandSupport.printLine(line) }
+            let uncarried = options.uncarriedVariables(environment: environment)
+            if !uncarried.isEmpty {
+                CommandSupport.notice(
+                    "\(uncarried.joined(separator: ", ")) set something here that the entry does not carry:"
+                        + " give it as an option, or keep it in a profile (--profile)")
+            }
+        }
+    }
+
+    /// The lines of the `users:` entry. Every string is a double-quoted scalar (JSON's string
+    /// syntax, which YAML reads the same), so no path or value can change the YAML's shape.
+    static func entry(name: String, command: String, arguments: [String], interactiveMode: String) -> [String] {
+        func quoted(_ text: String) -> String {
+            (try? JSONValue.string(text).encodedString()) ?? "\"\""
+        }
+        return [
+            "users:",
+            "- name: \(quoted(name))",
+            "  user:",
+            "    exec:",
+            "      apiVersion: \(quoted(KubernetesExecInfo.versions[0]))",
+            "      command: \(quoted(command))",
+            "      args:",
+        ] + arguments.map { "      - \(quoted($0))" } + [
+            "      interactiveMode: \(quoted(interactiveMode))",
+            "      provideClusterInfo: false",
+        ]
+    }
+}

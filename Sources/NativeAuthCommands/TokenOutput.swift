@@ -1,0 +1,178 @@
+internal import Foundation
+internal import LenientJSON
+internal import NativeAuth
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The forms `token --format` prints a token in, for other programs.
+enum TokenFormat: String, CaseIterable, Sendable {
+    /// The access token alone, on one line.
+    case raw
+    /// One JSON object: `access_token`, `token_type`, `expires_at`, `scope`.
+    case json
+    /// The value of an `Authorization` header: `Bearer <token>`.
+    case header
+    /// A Kubernetes `ExecCredential` (client-go's credential plugins).
+    case execCredential = "exec-credential"
+
+    /// The text printed for `tokens`, without the final line break.
+    func text(_ tokens: TokenSet, execInfo: KubernetesExecInfo) throws -> String {
+        switch self {
+        case .raw:
+            return tokens.accessToken
+        case .header:
+            return "\(TokenOutput.scheme(of: tokens)) \(tokens.accessToken)"
+        case .json:
+            let object: JSONObject = [
+                "access_token": .string(tokens.accessToken),
+                "token_type": .string(TokenOutput.scheme(of: tokens)),
+                "expires_at": tokens.expiresAt.map { .string(TokenOutput.timestamp($0)) } ?? .null,
+                "scope": .array(tokens.scopes.map { .string($0) }),
+            ]
+            return try JSONValue.object(object).encodedString()
+        case .execCredential:
+            var status: JSONObject = ["token": .string(tokens.accessToken)]
+            if let expiry = tokens.expiresAt { status["expirationTimestamp"] = .string(TokenOutput.timestamp(expiry)) }
+            let object: JSONObject = [
+                "apiVersion": .string(execInfo.apiVersion),
+                "kind": "ExecCredential",
+                "status": .object(status),
+            ]
+            return try JSONValue.object(object).encodedString()
+        }
+    }
+}
+
+/// Formatting shared by the outputs for other programs.
+enum TokenOutput {
+    /// The `Authorization` scheme of `tokens`: `Bearer` (whatever its case in the token response,
+    /// RFC 6750 §4), else the type as the server gave it.
+    static func scheme(of tokens: TokenSet) -> String {
+        tokens.tokenType.lowercased() == "bearer" || tokens.tokenType.isEmpty ? "Bearer" : tokens.tokenType
+    }
+
+    /// RFC 3339 in UTC, whole seconds (`2026-11-25T09:30:00Z`), as Kubernetes writes times.
+    static func timestamp(_ date: Date) -> String {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
+    }
+
+    /// Refuses a value that would break a line-based protocol (git's) or a terminal: a line break
+    /// or NUL in a token from a server.
+    static func checkPrintable(_ token: String) throws(AuthError) {
+        guard !token.isEmpty, !token.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) else {
+            throw AuthError(
+                .responseMalformed, "the access token is empty or holds a line break; it is not passed on",
+                hint: "sign in again; if this persists, the server issues malformed tokens")
+        }
+    }
+}
+
+/// What `KUBERNETES_EXEC_INFO` tells a credential plugin: the `ExecCredential` version kubectl
+/// wants back and whether the person can interact (client-go's exec plugins).
+struct KubernetesExecInfo: Equatable, Sendable {
+    static let versions = ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"]
+
+    /// The `apiVersion` to answer with.
+    var apiVersion: String
+    /// Whether a sign-in may open a browser and wait (`spec.interactive`).
+    var interactive: Bool
+
+    /// Parses the variable's value; without one (run by hand), `v1`, interactive when standard
+    /// error is a terminal.
+    static func parse(_ value: String?, stderrIsTerminal: Bool = isatty(STDERR_FILENO) == 1) throws(AuthError)
+        -> KubernetesExecInfo
+    {
+        guard let value, !value.isEmpty else {
+            return KubernetesExecInfo(apiVersion: versions[0], interactive: stderrIsTerminal)
+        }
+        let problem = { (what: String) in
+            AuthError(
+                .configurationInvalid, "KUBERNETES_EXEC_INFO \(what)",
+                hint: "it is set by kubectl for credential plugins; unset it to run the command by hand",
+                field: "KUBERNETES_EXEC_INFO")
+        }
+        guard value.utf8.count <= 1 << 20,
+            let object = try? JSONValue.parse(Data(value.utf8)).objectValue
+        else { throw problem("is not a JSON object") }
+        guard let version = object["apiVersion"]?.stringValue else { throw problem("has no apiVersion") }
+        guard versions.contains(version) else {
+            throw problem(
+                "asks for \(version); this plugin answers \(versions.joined(separator: " and "))"
+                    + " (set apiVersion in the kubeconfig's exec entry)")
+        }
+        var interactive = false
+        if let spec = object["spec"] {
+            guard let spec = spec.objectValue else { throw problem("has a spec that is not an object") }
+            switch spec["interactive"] {
+            case .bool(let value)?: interactive = value
+            case nil, .null?: interactive = false
+            default: throw problem("has an interactive flag that is not true or false")
+            }
+        }
+        return KubernetesExecInfo(apiVersion: version, interactive: interactive)
+    }
+}
+
+/// Getting a valid token for a program that waits on this one.
+enum TokenSupply {
+    /// What to do when the account must sign in.
+    enum SignIn: Sendable {
+        /// Fail at once; the error adds why the command could not ask (`reason`), when given.
+        case never(reason: String?)
+        /// Sign in with the system browser (its URL on stderr), then go on.
+        case withBrowser
+    }
+
+    /// A valid access token of the prepared account, with its set; when a sign-in is needed, what
+    /// `signIn` says.
+    static func tokens<Tool: NativeAuthTool>(
+        _ prepared: ToolOptions<Tool>.Prepared,
+        signIn: SignIn,
+        tool: Tool.Type
+    ) async throws -> TokenSet {
+        let authenticator = prepared.authenticator
+        do {
+            let token = try await authenticator.accessToken()
+            try TokenOutput.checkPrintable(token)
+            guard var tokens = try await authenticator.currentTokens() else {
+                return TokenSet(accessToken: token, issuedAt: Date())
+            }
+            if tokens.accessToken != token {
+                // Refreshed by another process between the two calls: the token asked for, no expiry.
+                tokens.accessToken = token
+                tokens.expiresAt = nil
+            }
+            return tokens
+        } catch let error as AuthError where error.isLoginRequired {
+            if case .never(let reason) = signIn {
+                guard let reason else { throw error }
+                var refused = error
+                refused.message += "; \(reason)"
+                throw refused
+            }
+            CommandSupport.notice("\(error.message): signing in")
+            let presenter = LoopbackPresenter(
+                configuration: .init(port: 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
+            let accounts = prepared.accounts
+            let name = prepared.named?.name
+            let result = try await CommandSupport.cancellingOnSignals {
+                try await accounts.login(presenter: presenter, name: name)
+            }
+            try TokenOutput.checkPrintable(result.tokens.accessToken)
+            CommandSupport.notice("signed in as \(result.account)")
+            return result.tokens
+        }
+    }
+}
+
+extension TokenSupply.SignIn {
+    /// Whether a named account that is not signed in yet may be signed in under that name.
+    var mayNameNewAccount: Bool {
+        if case .withBrowser = self { return true }
+        return false
+    }
+}
