@@ -108,7 +108,9 @@ import Testing
         }
         try write(interactiveMode: "IfAvailable")
         let kubectl = ["--kubeconfig", kubeconfig, "get", "--raw", "/api"]
-        let first = try await run("/usr/bin/kubectl", kubectl, environment: setup.environment)
+        let kubectlPath = try #require(
+            ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        let first = try await run(kubectlPath, kubectl, environment: setup.environment)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("\"kind\":\"APIVersions\""), "\(first.stdout)")
 
@@ -116,7 +118,7 @@ import Testing
         let (_, before) = try await setup.stored()
         try await setup.expireAccessToken()
         setup.sandbox.resetCounts()
-        let second = try await run("/usr/bin/kubectl", kubectl, environment: setup.environment)
+        let second = try await run(kubectlPath, kubectl, environment: setup.environment)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(setup.sandbox.grantCount(.refreshToken) == 1)
         let (_, after) = try await setup.stored()
@@ -126,7 +128,7 @@ import Testing
         let logout = try await run(cli, ["logout", "--no-browser"] + setup.connection, environment: setup.environment)
         #expect(logout.status == 0, "\(logout.stderr)")
         try write(interactiveMode: "Never")
-        let refused = try await run("/usr/bin/kubectl", kubectl, environment: setup.environment)
+        let refused = try await run(kubectlPath, kubectl, environment: setup.environment)
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("kubectl runs this plugin without a terminal"), "\(refused.stderr)")
         #expect(refused.stderr.contains("run `oidc-login login`"), "\(refused.stderr)")

@@ -162,4 +162,24 @@ import Testing
         #expect(error?.oauthErrorDescription == "client_secret [redacted], refresh_token [redacted]")
         await sandbox.stop()
     }
+
+    /// The every-command check lets `token` print the access token where its format puts it, and
+    /// nothing else: not a second token beside it, not the token from any other command.
+    @Test func theEveryCommandCheckAllowsOnlyTokensOwnOutput() {
+        let access = Self.secrets[2]
+        let id = Self.secrets[1]
+        func leaks(_ command: [String], _ stdout: String) -> [String] {
+            EveryCommandRun(
+                outputs: [CommandOutput(command: command, result: CommandResult(status: 0, stdout: stdout, stderr: ""))],
+                tokens: [access, id]
+            ).leaks()
+        }
+        #expect(leaks(["token"], access + "\n").isEmpty)
+        #expect(leaks(["token", "--format", "header"], "Bearer \(access)\n").isEmpty)
+        #expect(leaks(["token", "--format", "json"], #"{"access_token":"\#(access)","scope":[]}"# + "\n").isEmpty)
+        #expect(leaks(["token", "--format", "json"], #"{"access_token":"\#(access)","id":"\#(id)"}"# + "\n").count == 2)
+        #expect(leaks(["token"], access + access + "\n").count == 1)
+        #expect(leaks(["token"], "token: \(access)\n").count == 1)
+        #expect(leaks(["status"], access + "\n").count == 1)
+    }
 }

@@ -9,6 +9,11 @@ public struct CommandOutput: Sendable {
     /// The command's arguments before the connection options (`["status", "--json"]`).
     public var command: [String]
     public var result: CommandResult
+
+    public init(command: [String], result: CommandResult) {
+        self.command = command
+        self.result = result
+    }
 }
 
 /// Every command of a sample CLI (`CLI.md`), run in order against one store.
@@ -20,24 +25,39 @@ public struct EveryCommandRun: Sendable {
 
     /// The exit statuses in order: all 0 but the last `token`, which finds the store empty
     /// after `logout` and exits 1.
-    public static let expectedStatuses: [Int32] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    public static let expectedStatuses: [Int32] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+
+    public init(outputs: [CommandOutput], tokens: Set<String>) {
+        self.outputs = outputs
+        self.tokens = tokens
+    }
 
     /// The exit statuses, in the order of ``outputs``.
     public var statuses: [Int32] { outputs.map(\.result.status) }
 
     /// Each place where a token the store held, or one of `secrets`, appears in what the commands
     /// printed: stdout and stderr alike. The one exception is the purpose of `token`: its stdout
-    /// is exactly the access token and a newline.
+    /// holds the access token once, in the place its `--format` gives it (the whole line, after
+    /// `Bearer `, or as a JSON string), and no other secret.
     public func leaks(besides secrets: [String] = []) -> [String] {
         let values = tokens.union(secrets.filter { !$0.isEmpty })
         var found: [String] = []
         for output in outputs {
             let name = output.command.joined(separator: " ")
-            let stdoutIsTheToken = output.command == ["token"] && output.result.status == 0
+            let stdout = output.result.stdout
+            let shown = values.filter { stdout.contains($0) }
+            var credential: String?
+            if output.command.first == "token", output.result.status == 0, shown.count == 1, let token = shown.first,
+                stdout.components(separatedBy: token).count == 2,
+                [token + "\n", "Bearer \(token)\n"].contains(stdout) || stdout.contains("\"\(token)\"")
+            {
+                credential = token
+            }
             for value in values {
                 if output.result.stderr.contains(value) { found.append("\(name): stderr shows \(describe(value))") }
-                if stdoutIsTheToken && output.result.stdout == value + "\n" { continue }
-                if output.result.stdout.contains(value) { found.append("\(name): stdout shows \(describe(value))") }
+                if value != credential, stdout.contains(value) {
+                    found.append("\(name): stdout shows \(describe(value))")
+                }
             }
         }
         return found
@@ -79,7 +99,8 @@ public struct EveryCommandRun: Sendable {
 
 /// Runs every command of the sample CLI `cli` (`CLI.md`) in order, each with `connection` (the
 /// options that name the server, the client and `--store`) and `environment`:
-/// `login`, `status`, `status --json`, `status --all`, `status --all --json`, `token`, `userinfo`,
+/// `login`, `status`, `status --json`, `status --all`, `status --all --json`, `token` (raw, then
+/// `--format` json, header and exec-credential), `userinfo`,
 /// `userinfo --json`, `api apiPath`, `refresh`, `token`, `logout`, `status`, `token`. After each, it reads every token file in
 /// `store`, so that ``EveryCommandRun/tokens`` holds the tokens before and after the refresh.
 public func runEveryCommand(
@@ -91,7 +112,8 @@ public func runEveryCommand(
 ) async throws -> EveryCommandRun {
     let commands = [
         ["login", "--timeout", "60"], ["status"], ["status", "--json"], ["status", "--all"],
-        ["status", "--all", "--json"], ["token"], ["userinfo"],
+        ["status", "--all", "--json"], ["token"], ["token", "--format", "json"], ["token", "--format", "header"],
+        ["token", "--format", "exec-credential"], ["userinfo"],
         ["userinfo", "--json"], ["api", apiPath], ["refresh"], ["token"], ["logout"], ["status"], ["token"],
     ]
     var run = EveryCommandRun(outputs: [], tokens: [])

@@ -31,3 +31,13 @@ missing_keyring_packages() {
     command -v secret-tool >/dev/null 2>&1 || echo libsecret-tools
     return 0
 }
+
+# Prints the packages the adapter tests need that are missing: the real kubectl (Debian's is
+# kubernetes-client), git with git-http-backend, and openssl for the API server's certificate.
+missing_adapter_packages() {
+    command -v kubectl >/dev/null 2>&1 || echo kubernetes-client
+    [[ -x /usr/lib/git-core/git-http-backend ]] || echo git
+    command -v openssl >/dev/null 2>&1 || echo openssl
+    command -v python3 >/dev/null 2>&1 || echo python3
+    return 0
+}

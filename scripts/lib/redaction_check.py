@@ -97,8 +97,6 @@ def is_credential_command(path):
 def credential_of(text):
     """The credential in a credential command's output, where its format puts it, and the text
     without it; (None, text) when the output has no such place."""
-    if text.endswith("\n") and text.count("\n") == 1 and " " not in text:
-        return text[:-1], ""  # raw
     if text.startswith("Bearer ") and text.count("\n") == 1:
         return text[len("Bearer "):-1], ""  # header
     try:
@@ -120,6 +118,8 @@ def credential_of(text):
     if len(found) == 1:
         rest = "\n".join(line for line in lines if line is not found[0])
         return found[0].partition("=")[2], rest
+    if text.endswith("\n") and text.count("\n") == 1 and " " not in text:
+        return text[:-1], ""  # raw
     return None, text
 
 
