@@ -170,14 +170,17 @@ import Testing
         let id = Self.secrets[1]
         func leaks(_ command: [String], _ stdout: String) -> [String] {
             EveryCommandRun(
-                outputs: [CommandOutput(command: command, result: CommandResult(status: 0, stdout: stdout, stderr: ""))],
+                outputs: [
+                    CommandOutput(command: command, result: CommandResult(status: 0, stdout: stdout, stderr: ""))
+                ],
                 tokens: [access, id]
             ).leaks()
         }
         #expect(leaks(["token"], access + "\n").isEmpty)
         #expect(leaks(["token", "--format", "header"], "Bearer \(access)\n").isEmpty)
         #expect(leaks(["token", "--format", "json"], #"{"access_token":"\#(access)","scope":[]}"# + "\n").isEmpty)
-        #expect(leaks(["token", "--format", "json"], #"{"access_token":"\#(access)","id":"\#(id)"}"# + "\n").count == 2)
+        #expect(
+            leaks(["token", "--format", "json"], #"{"access_token":"\#(access)","id":"\#(id)"}"# + "\n").count == 2)
         #expect(leaks(["token"], access + access + "\n").count == 1)
         #expect(leaks(["token"], "token: \(access)\n").count == 1)
         #expect(leaks(["status"], access + "\n").count == 1)
