@@ -85,6 +85,10 @@ import Testing
         let (api, port) = try await startServer("kube", setup, more: [certificate, key])
 
         // The entry `kubeconfig` prints, pasted into a kubeconfig with a cluster and a context.
+        let withSecret = try await run(
+            cli, ["kubeconfig", "--client-secret", "kubeconfig-client-secret-4d1e"] + setup.connection)
+        #expect(withSecret.status == 1 && withSecret.stdout.isEmpty)
+        #expect(withSecret.stderr.contains("--client-secret would be written"), "\(withSecret.stderr)")
         let entry = try await run(cli, ["kubeconfig", "--name", "sandbox"] + setup.connection)
         #expect(entry.status == 0, "\(entry.stderr)")
         #expect(entry.stdout.hasPrefix("users:\n- name: \"sandbox\"\n"), "\(entry.stdout)")
