@@ -77,11 +77,15 @@ extension ToolOptions {
         return arguments
     }
 
-    /// The `NATIVEAUTH_` variables that set something this command line does not carry: another
-    /// program will not see them unless it runs with them too.
-    func uncarriedVariables(environment: [String: String]) -> [String] {
+    /// Says on stderr which `NATIVEAUTH_` variables set something this command line does not carry
+    /// into `what`: the other program will not see them unless it runs with them too.
+    func noteUncarriedVariables(environment: [String: String], what: String) {
         let settings = ProviderSetting.standard + Tool.providerSettings.map(\.setting)
         let variables = settings.map(\.environmentVariable) + ["NATIVEAUTH_STORE", "NATIVEAUTH_TOKEN_STORAGE"]
-        return variables.filter { environment[$0].map { !$0.isEmpty } ?? false }.sorted()
+        let uncarried = variables.filter { environment[$0].map { !$0.isEmpty } ?? false }.sorted()
+        guard !uncarried.isEmpty else { return }
+        CommandSupport.notice(
+            "\(uncarried.joined(separator: ", ")) set something here that \(what) does not carry:"
+                + " give it as an option, or keep it in a profile (--profile)")
     }
 }

@@ -55,6 +55,21 @@ enum DockerCredentialProtocol {
     }
 }
 
+/// The options the Docker commands share: the registry and the user name.
+struct DockerOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The registry: HOST[:PORT].", valueName: "host"))
+    var registry: String
+
+    @Option(
+        name: .customLong("docker-username"),
+        help: ArgumentHelp(
+            "The user name Docker sends with the token (default: oauth2accesstoken).", valueName: "name"))
+    var dockerUsername: String?
+
+    /// The user name: `oauth2accesstoken` unless given.
+    var username: String { dockerUsername ?? "oauth2accesstoken" }
+}
+
 /// `docker-credential get|store|erase|list`: Docker's credential-helper protocol for one registry
 /// that accepts the provider's OAuth access tokens as passwords.
 ///
@@ -79,15 +94,7 @@ public struct DockerCredentialCommand<Tool: NativeAuthTool>: AsyncParsableComman
     }
 
     @OptionGroup var options: ToolOptions<Tool>
-
-    @Option(name: .long, help: ArgumentHelp("The registry: HOST[:PORT].", valueName: "host"))
-    var registry: String
-
-    @Option(
-        name: .customLong("docker-username"),
-        help: ArgumentHelp(
-            "The user name Docker sends with the token (default: oauth2accesstoken).", valueName: "name"))
-    var dockerUsername: String = "oauth2accesstoken"
+    @OptionGroup var docker: DockerOptions
 
     @Argument(help: ArgumentHelp("What Docker asks: get, store, erase or list.", valueName: "get|store|erase|list"))
     var action: String
@@ -103,7 +110,8 @@ public struct DockerCredentialCommand<Tool: NativeAuthTool>: AsyncParsableComman
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let registry = try DockerCredentialProtocol.registry(self.registry)
+            let registry = try DockerCredentialProtocol.registry(docker.registry)
+            let dockerUsername = docker.username
             let input =
                 action == "list"
                 ? Data() : try CommandSupport.readStandardInput(limit: DockerCredentialProtocol.inputLimit)
@@ -165,14 +173,7 @@ public struct SetupDockerCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 
     @OptionGroup var options: ToolOptions<Tool>
-
-    @Option(name: .long, help: ArgumentHelp("The registry: HOST[:PORT].", valueName: "host"))
-    var registry: String
-
-    @Option(
-        name: .customLong("docker-username"),
-        help: ArgumentHelp("The user name Docker sends with the token.", valueName: "name"))
-    var dockerUsername: String?
+    @OptionGroup var docker: DockerOptions
 
     @Option(
         name: .customLong("bin-dir"),
@@ -185,11 +186,11 @@ public struct SetupDockerCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
             let environment = ProcessInfo.processInfo.environment
-            let registry = try DockerCredentialProtocol.registry(self.registry)
+            let registry = try DockerCredentialProtocol.registry(docker.registry)
             _ = try await options.prepare(environment: environment, use: .none)
             var arguments = try options.carriedArguments(environment: environment)
             arguments += ["--registry", registry]
-            if let dockerUsername { arguments += ["--docker-username", dockerUsername] }
+            if let username = docker.dockerUsername { arguments += ["--docker-username", username] }
             let home = environment["HOME"] ?? NSHomeDirectory()
             let name = "\(Tool.toolName)-\(registry.replacingOccurrences(of: ":", with: "-"))"
             let binDirectory = binDirectory.map { ToolInvocation.absolute($0) } ?? home + "/.local/bin"
@@ -237,6 +238,7 @@ public struct SetupDockerCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if !path.contains(binDirectory) {
                 CommandSupport.notice("\(binDirectory) is not on PATH; Docker finds the helper only there")
             }
+            options.noteUncarriedVariables(environment: environment, what: "the helper script")
         }
     }
 }

@@ -177,12 +177,7 @@ public struct SetupGitCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if !replaced.isEmpty {
                 CommandSupport.printLine("It replaced: \(replaced.joined(separator: "; "))")
             }
-            let uncarried = options.uncarriedVariables(environment: environment)
-            if !uncarried.isEmpty {
-                CommandSupport.notice(
-                    "\(uncarried.joined(separator: ", ")) set something here that git's helper line does not carry:"
-                        + " give it as an option, or keep it in a profile (--profile)")
-            }
+            options.noteUncarriedVariables(environment: environment, what: "git's helper line")
         }
     }
 }

@@ -59,12 +59,7 @@ public struct KubeconfigCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 name: user, command: ToolInvocation.executablePath(),
                 arguments: ["token", "--format", "exec-credential"] + carried, interactiveMode: interactiveMode)
             for line in entry { CommandSupport.printLine(line) }
-            let uncarried = options.uncarriedVariables(environment: environment)
-            if !uncarried.isEmpty {
-                CommandSupport.notice(
-                    "\(uncarried.joined(separator: ", ")) set something here that the entry does not carry:"
-                        + " give it as an option, or keep it in a profile (--profile)")
-            }
+            options.noteUncarriedVariables(environment: environment, what: "the entry")
         }
     }
 

@@ -316,6 +316,11 @@ import Testing
             #expect(result.status == 1 && result.stdout.isEmpty, "\(bad): \(result.stdout)")
             #expect(result.stderr.hasPrefix("error: configuration_invalid: "), "\(result.stderr)")
         }
+        let bigInput = setup.directory.path + "/big"
+        try Data(String(repeating: "r", count: 1 << 20).utf8).write(to: URL(fileURLWithPath: bigInput))
+        let shell = (helper + ["get"]).map { "'\($0)'" }.joined(separator: " ")
+        let big = try await run("/bin/sh", ["-c", "exec '\(cli)' \(shell) < '\(bigInput)'"])
+        #expect(big.status == 1 && big.stdout.isEmpty && big.stderr.contains("more than 64 KiB"), "\(big.stderr)")
         #expect(try await setup.stored().1 == tokens)
 
         // erase drops the access token; the next get refreshes.
