@@ -42,8 +42,9 @@ extension ToolOptions {
     /// will not see), and the providers' settings. Paths are made absolute.
     ///
     /// - Throws: `AuthError` for a client secret given as a flag (it would be written into a file
-    ///   others read, and into every later process list) or read from standard input.
-    func carriedArguments(environment: [String: String]) throws(AuthError) -> [String] {
+    ///   others read, and into every later process list) or read from standard input, and for an
+    ///   account name that cannot be one.
+    func carriedArguments(_ configured: Configured) throws(AuthError) -> [String] {
         if clientSecret != nil {
             throw AuthError(
                 .configurationInvalid,
@@ -57,7 +58,8 @@ extension ToolOptions {
                 "--client-secret-file - reads standard input, which the other program uses for itself",
                 hint: "give a file that only you may read", field: "client_secret")
         }
-        let selection = try select(environment: environment)
+        let selection = configured.selection
+        if let account = selection.account { try Accounts.validate(name: account.name) }
         var arguments: [String] = []
         func add(_ flag: String, _ value: String?) {
             if let value { arguments += [flag, value] }

@@ -17,15 +17,12 @@ enum DockerCredentialProtocol {
     /// `https://registry.example.com:5000/v2/`), in lower case with its port.
     static func registry(_ text: String) throws(AuthError) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let url = trimmed.contains("://") ? trimmed : "https://" + trimmed
-        guard !trimmed.isEmpty, !trimmed.contains(where: { $0.isWhitespace || $0 == "\0" }),
-            let components = URLComponents(string: url), let host = components.host?.lowercased(), !host.isEmpty
-        else {
+        guard !trimmed.contains(where: { $0.isWhitespace || $0 == "\0" }), let address = HostAddress(trimmed) else {
             throw AuthError(
                 .configurationInvalid, "the request is not a registry's server URL",
                 hint: "Docker writes the registry's URL on standard input, such as registry.example.com")
         }
-        return host + (components.port.map { ":\($0)" } ?? "")
+        return address.host
     }
 
     /// The server URL of a request (`get`, `erase`): the whole input, one line.
@@ -187,8 +184,8 @@ public struct SetupDockerCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             let environment = ProcessInfo.processInfo.environment
             let registry = try DockerCredentialProtocol.registry(docker.registry)
-            _ = try await options.prepare(environment: environment, use: .none)
-            var arguments = try options.carriedArguments(environment: environment)
+            // A configuration that works, before anything is written.
+            var arguments = try options.carriedArguments(options.configure(environment: environment))
             arguments += ["--registry", registry]
             if let username = docker.dockerUsername { arguments += ["--docker-username", username] }
             let home = environment["HOME"] ?? NSHomeDirectory()

@@ -114,11 +114,15 @@ public struct GitCredentialCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let signIn: TokenSupply.SignIn =
                 isatty(STDERR_FILENO) == 1 && environment["GIT_TERMINAL_PROMPT"] != "0"
                 ? .withBrowser : .never(reason: "git runs this helper without a terminal")
-            let prepared = try await options.prepare(environment: environment, use: action == "get" ? .describe : .act)
-            let (target, username) = try git.resolve(Tool.self, provider: prepared.authenticator.provider)
+            // Whether the request is this helper's is known from the settings alone: the storage
+            // (perhaps a keyring) is opened only for one that is.
+            let configured = try options.configure(environment: environment)
+            let (target, username) = try git.resolve(Tool.self, provider: configured.provider)
             guard target.matches(request), request.username.map({ $0 == username }) ?? true else {
                 return  // another host, scheme or user: another helper's
             }
+            let prepared = try await options.open(
+                configured, environment: environment, use: action == "get" ? .describe : .act)
             if action == "erase" {
                 let secret = request.attributes["credential"] ?? request.password
                 if let secret, try await prepared.authenticator.discardAccessToken(secret) {
@@ -155,9 +159,9 @@ public struct SetupGitCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
             let environment = ProcessInfo.processInfo.environment
-            let prepared = try await options.prepare(environment: environment, use: .none)
-            let (target, _) = try git.resolve(Tool.self, provider: prepared.authenticator.provider)
-            var arguments = try options.carriedArguments(environment: environment)
+            let configured = try options.configure(environment: environment)
+            let (target, _) = try git.resolve(Tool.self, provider: configured.provider)
+            var arguments = try options.carriedArguments(configured)
             if let host = git.gitHost { arguments += ["--git-host", host] }
             if let username = git.gitUsername { arguments += ["--git-username", username] }
             let helper =
@@ -223,26 +227,16 @@ enum GitConfig {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = environment.filter { !$0.key.hasPrefix("NATIVEAUTH_") }
+        process.environment = SystemBrowserOpener.childEnvironment(environment)
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
-        return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                do {
-                    try process.run()
-                    // git config answers in a few lines: read to the end, then wait.
-                    let out = output.fileHandleForReading.readDataToEndOfFile()
-                    let err = error.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    continuation.resume(returning: (process.terminationStatus, out, err))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-            thread.start()
+        // git config answers in a few lines: its pipes are read to their end, then it is waited for.
+        let (status, (out, err)) = try await SystemBrowserOpener.runToEnd(process) {
+            (output.fileHandleForReading.readDataToEndOfFile(), error.fileHandleForReading.readDataToEndOfFile())
         }
+        return (status, out, err)
     }
 }

@@ -104,22 +104,21 @@ struct GitTarget: Equatable, Sendable {
     /// `HOST[:PORT]` (HTTPS) or a URL `https://HOST[:PORT]` (`http://` for a loopback host).
     init(_ text: String) throws(AuthError) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let url = trimmed.contains("://") ? trimmed : "https://" + trimmed
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased(), !host.isEmpty,
-            components.path.isEmpty || components.path == "/", components.user == nil, components.query == nil
+        guard let given = HostAddress(trimmed), let scheme = given.components.scheme?.lowercased(),
+            given.components.path.isEmpty || given.components.path == "/", given.components.user == nil,
+            given.components.query == nil
         else {
             throw AuthError(
                 .configurationInvalid, "\(trimmed) is not a host name or an https:// URL of a host",
                 hint: "give the host git pushes to, such as --git-host git.example.com", field: "git_host")
         }
-        guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: host)) else {
+        guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: given.name)) else {
             throw AuthError(
                 .configurationInvalid, "\(trimmed): tokens are only given to git over HTTPS (http:// only on loopback)",
                 field: "git_host")
         }
         self.scheme = scheme
-        self.host = host + (components.port.map { ":\($0)" } ?? "")
+        self.host = given.host
     }
 
     /// The URL git's configuration names the helper under (`credential.<url>.helper`).
@@ -149,5 +148,24 @@ enum GitCredentialAnswer {
             lines.append("password_expiry_utc=\(Int64(expiry.timeIntervalSince1970.rounded(.down)))")
         }
         return lines
+    }
+}
+
+/// A host as git and Docker name one: `HOST[:PORT]`, or a URL (`https://` when no scheme is given).
+struct HostAddress {
+    /// The parts of the URL.
+    var components: URLComponents
+    /// The host name in lower case.
+    var name: String
+    /// The host name in lower case, with `:PORT` when given.
+    var host: String { name + (components.port.map { ":\($0)" } ?? "") }
+
+    /// `nil` when `text` names no host.
+    init?(_ text: String) {
+        guard let components = URLComponents(string: text.contains("://") ? text : "https://" + text),
+            let name = components.host?.lowercased(), !name.isEmpty
+        else { return nil }
+        self.components = components
+        self.name = name
     }
 }

@@ -52,9 +52,9 @@ public struct KubeconfigCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             let environment = ProcessInfo.processInfo.environment
             // The configuration must make sense now, rather than when kubectl first runs it.
-            let prepared = try await options.prepare(environment: environment, use: .none)
-            let carried = try options.carriedArguments(environment: environment)
-            let user = name ?? (prepared.named.map { "\(Tool.toolName)-\($0.name)" } ?? Tool.toolName)
+            let configured = try options.configure(environment: environment)
+            let carried = try options.carriedArguments(configured)
+            let user = name ?? (configured.selection.account.map { "\(Tool.toolName)-\($0.name)" } ?? Tool.toolName)
             let entry = Self.entry(
                 name: user, command: ToolInvocation.executablePath(),
                 arguments: ["token", "--format", "exec-credential"] + carried, interactiveMode: interactiveMode)

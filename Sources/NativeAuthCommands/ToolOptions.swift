@@ -164,6 +164,35 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         case none
     }
 
+    /// What the options name, before any storage is opened: the account and profile chosen, the
+    /// resolved settings and the provider.
+    struct Configured {
+        var selection: Selection
+        var resolved: Resolved
+        var provider: any AuthProvider
+    }
+
+    /// The provider and settings these options describe, without opening the token storage (which
+    /// may probe a keyring): for commands that only need the provider, or must decide first whether
+    /// they have anything to do.
+    func configure(
+        settings: [String: String] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Configured {
+        let merged = Slots.settings(slots).merging(settings) { $1 }
+        let selection = try select(environment: environment)
+        let resolved = try resolve(environment: environment, settings: merged, profile: selection.profile?.name)
+        let registry = try Tool.makeRegistry()
+        do {
+            return Configured(
+                selection: selection, resolved: resolved, provider: try registry.makeProvider(resolved.configuration))
+        } catch let error as AuthError where error.code == .providerNotRegistered {
+            var error = error
+            if let hint = Tool.omittedProviders[resolved.configuration.provider] { error.hint = hint }
+            throw error
+        }
+    }
+
     /// The authenticator and the storage picked for it.
     ///
     /// - Parameter use: How the command uses the selected account.
@@ -172,23 +201,22 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         use: AccountUse = .act
     ) async throws -> Prepared {
-        let merged = Slots.settings(slots).merging(settings) { $1 }
-        let selection = try select(environment: environment)
-        let resolved = try resolve(environment: environment, settings: merged, profile: selection.profile?.name)
-        let registry = try Tool.makeRegistry()
-        let provider: any AuthProvider
-        do {
-            provider = try registry.makeProvider(resolved.configuration)
-        } catch let error as AuthError where error.code == .providerNotRegistered {
-            var error = error
-            if let hint = Tool.omittedProviders[resolved.configuration.provider] { error.hint = hint }
-            throw error
-        }
+        try await open(configure(settings: settings, environment: environment), environment: environment, use: use)
+    }
+
+    /// Opens the storage of `configured` and picks the account.
+    func open(
+        _ configured: Configured,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        use: AccountUse
+    ) async throws -> Prepared {
+        let resolved = configured.resolved
+        let selection = configured.selection
         let storage = try await CommandStorage.open(
             resolved.storage, fileDirectory: resolved.storeDirectory, environment: environment)
         let logger = CommandSupport.makeLogger(label: Tool.toolName)
         let base = Authenticator(
-            provider: provider,
+            provider: configured.provider,
             store: storage.store,
             transport: URLSessionTransport(logger: logger),
             logger: logger

@@ -105,12 +105,23 @@ public struct SystemBrowserOpener: BrowserOpener {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.environment = childEnvironment(environment)
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await runToEnd(process) { () }.status
+    }
+
+    /// Starts `process` and waits for its end on a thread of its own (see
+    /// ``launch(_:executable:arguments:environment:)`` for why), calling `collect` in between (to
+    /// read its pipes to their end); returns its exit status and what `collect` returned.
+    package static func runToEnd<T: Sendable>(
+        _ process: Process,
+        collect: @escaping @Sendable () -> T
+    ) async throws -> (status: Int32, collected: T) {
+        try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 do {
                     try process.run()
+                    let collected = collect()
                     process.waitUntilExit()
-                    continuation.resume(returning: process.terminationStatus)
+                    continuation.resume(returning: (process.terminationStatus, collected))
                 } catch {
                     continuation.resume(throwing: error)
                 }
