@@ -50,7 +50,7 @@ logged_test() {
 
 # --- 1. system packages -------------------------------------------------------------------------
 source scripts/lib/packages.sh
-mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages)
+mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages; missing_transport_packages)
 command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
 command -v strings >/dev/null 2>&1 || needed+=(binutils)
 install_packages "${needed[@]}"

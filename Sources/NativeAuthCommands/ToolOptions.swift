@@ -85,6 +85,23 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             valueName: "auto|keyring|file|none"))
     var tokenStorage: String?
 
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp(
+            "PEM certificates to trust in addition to the system's (a private CA, a TLS-inspecting proxy's).",
+            valueName: "file"))
+    var caFile: String?
+
+    @Option(
+        name: .customLong("client-cert"),
+        help: ArgumentHelp("A PEM client certificate for servers that ask for one (mutual TLS).", valueName: "file"))
+    var clientCert: String?
+
+    @Option(
+        name: .customLong("client-key"),
+        help: ArgumentHelp("The PEM private key of --client-cert (only you may read it).", valueName: "file"))
+    var clientKey: String?
+
     // One option per declared provider setting (see ProviderSettingSlots). Every option is here
     // rather than in option groups of its own: argument-parser's debug-build checks go through each
     // option once per level of nesting, and the sample CLIs start hundreds of times in the tests.
@@ -109,7 +126,9 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     public init() {}
 
     /// The keys of the options that are the command line's own, not a provider's setting.
-    static var ownKeys: [String] { ["provider", "config", "store", "token_storage", "profile", "account"] }
+    static var ownKeys: [String] {
+        ["provider", "config", "store", "token_storage", "profile", "account"] + TransportChoice.keys
+    }
 
     var slots: [String?] {
         [
@@ -125,7 +144,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     /// The authenticator these options describe, for the account they choose (`--account`,
     /// `NATIVEAUTH_ACCOUNT`, a `.nativeauth.json`, else the active account), with the token storage
     /// they choose (`--token-storage`, default `auto`: the OS keyring when one answers, else files)
-    /// and a `URLSessionTransport` that log at `NATIVEAUTH_LOG_LEVEL`.
+    /// and the standard transport (``TransportChoice``), logging at `NATIVEAUTH_LOG_LEVEL`.
     ///
     /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
     ///   which win over everything else.
@@ -218,7 +237,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let base = Authenticator(
             provider: configured.provider,
             store: storage.store,
-            transport: URLSessionTransport(logger: logger),
+            transport: resolved.transport.makeTransport(logger: logger),
             logger: logger
         )
         let accounts = Accounts(base, active: storage.activeAccounts)
@@ -284,7 +303,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let variables =
             settings.map { ($0.environmentVariable, $0.key) } + [
                 ("NATIVEAUTH_STORE", "store"), ("NATIVEAUTH_TOKEN_STORAGE", "token_storage"),
-            ]
+            ] + TransportChoice.keys.map { ("NATIVEAUTH_" + $0.uppercased(), $0) }
         for (variable, key) in variables {
             if let value = environment[variable], !value.isEmpty { object[key] = .string(value) }
         }
@@ -298,6 +317,9 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("issuer", issuer), ("client_id", clientID), ("client_secret", secretFromFile ?? clientSecret),
             ("scope", scope),
             ("client_auth", clientAuth), ("provider", provider), ("store", store), ("token_storage", tokenStorage),
+            ("ca_file", caFile.map { ToolInvocation.absolute($0) }),
+            ("client_cert", clientCert.map { ToolInvocation.absolute($0) }),
+            ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }
@@ -319,6 +341,9 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("provider", provider), ("issuer", issuer), ("client_id", clientID),
             ("client_secret", secretFromFile ?? clientSecret), ("scope", scope), ("client_auth", clientAuth),
             ("store", store), ("token_storage", tokenStorage),
+            ("ca_file", caFile.map { ToolInvocation.absolute($0) }),
+            ("client_cert", clientCert.map { ToolInvocation.absolute($0) }),
+            ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }
@@ -334,6 +359,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         /// `--store` (or its variable or key), when given.
         var storeDirectory: String?
         var storage: TokenStorage.Choice
+        /// The HTTP transport and its trust.
+        var transport: TransportChoice
     }
 
     /// The provider configuration and the storage.
@@ -351,8 +378,11 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let storage = try Self.storageChoice((try? object.string("token_storage")) ?? nil, storeGiven: store != nil)
         object["store"] = nil
         object["token_storage"] = nil
+        let transport = try TransportChoice(taking: &object)
         if object["provider"] == nil { object["provider"] = .string(Tool.defaultProvider) }
-        return Resolved(configuration: try ProviderConfiguration(json: object), storeDirectory: store, storage: storage)
+        return Resolved(
+            configuration: try ProviderConfiguration(json: object), storeDirectory: store, storage: storage,
+            transport: transport)
     }
 
     /// The storage named by `value`; without one, `auto`, or `file` when a token directory was

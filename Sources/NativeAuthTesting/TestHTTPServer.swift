@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 @_spi(Provider) public import NativeAuth
 
 /// A request as ``TestHTTPServer`` received it.
@@ -157,21 +158,24 @@ public final class TestHTTPServer: Sendable {
     /// The port the server listens on; in memory, a port nothing listens on, which only
     /// ``transport`` reaches.
     public let port: Int
+    /// `https` when the server was started with a ``TestTLSIdentity``, else `http`.
+    public let scheme: String
     /// How the server was started.
     public let mode: TestServerMode
     private let backend: Backend
 
-    private init(port: Int, mode: TestServerMode, backend: Backend) {
+    private init(port: Int, mode: TestServerMode, backend: Backend, scheme: String = "http") {
         self.port = port
+        self.scheme = scheme
         self.mode = mode
         self.backend = backend
     }
 
-    /// The transport that reaches this server: a `URLSessionTransport` for a live server, an
+    /// The transport that reaches this server: the platform's default for a live server, an
     /// ``InMemoryTransport`` to the handler for one in memory.
     public var transport: any HTTPTransport {
         switch backend {
-        case .live: URLSessionTransport()
+        case .live: StandardTransport.platformDefault()
         case .inMemory(let transport): transport
         }
     }
@@ -179,10 +183,10 @@ public final class TestHTTPServer: Sendable {
     /// The URL of a path on this server.
     ///
     /// - Parameter path: A path such as `/token`, or `""` for the server's root.
-    /// - Returns: `http://127.0.0.1:PORT` with the path.
+    /// - Returns: `http://127.0.0.1:PORT` (or `https://`) with the path.
     public func url(_ path: String) -> URL {
         var components = URLComponents()
-        components.scheme = "http"
+        components.scheme = scheme
         components.host = "127.0.0.1"
         components.port = port
         components.path = path
@@ -196,12 +200,15 @@ public final class TestHTTPServer: Sendable {
     ///   - mode: On 127.0.0.1 (``TestServerMode/live``, the default), or in memory.
     ///   - port: The port; 0 (the default) picks a free one (in memory: a port of its own that
     ///     nothing listens on).
+    ///   - tls: Serve HTTPS with this certificate (live only), and ask for client certificates
+    ///     when it names a client CA.
     ///   - handler: Answers every request.
     /// - Returns: The running server.
-    /// - Throws: When the port cannot be bound.
+    /// - Throws: When the port cannot be bound, or the certificate or key cannot be read.
     public static func start(
         _ mode: TestServerMode = .live,
         port: Int = 0,
+        tls: TestTLSIdentity? = nil,
         _ handler: @escaping Handler
     ) async throws -> TestHTTPServer {
         guard mode == .live else {
@@ -211,10 +218,15 @@ public final class TestHTTPServer: Sendable {
                 port: port, mode: mode, backend: .inMemory(InMemoryTransport(serving: base, handler: handler)))
         }
         let handlers = ConnectionHandlers()
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration()) }
+        let scheme = tls == nil ? "http" : "https"
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     let connection = try ConnectionHandlers.Connection(wrappingChannelSynchronously: channel)
                     handlers.register(connection)
@@ -229,12 +241,15 @@ public final class TestHTTPServer: Sendable {
         let serving = Task<Void, Never> {
             _ = try? await server.executeThenClose { inbound in
                 for try await connection in inbound {
-                    handlers.add(connection) { try? await serve(connection, port: port, handler: handler) }
+                    handlers.add(connection) {
+                        try? await serve(connection, base: "\(scheme)://127.0.0.1:\(port)", handler: handler)
+                    }
                 }
             }
         }
         return TestHTTPServer(
-            port: port, mode: mode, backend: .live(channel: channel, serving: serving, handlers: handlers))
+            port: port, mode: mode, backend: .live(channel: channel, serving: serving, handlers: handlers),
+            scheme: scheme)
     }
 
     /// Stops the server: closes the listener and the open connections and waits for the handlers.
@@ -248,7 +263,7 @@ public final class TestHTTPServer: Sendable {
 
     private static func serve(
         _ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>,
-        port: Int,
+        base: String,
         handler: Handler
     ) async throws {
         try await connection.executeThenClose { inbound, outbound in
@@ -268,7 +283,7 @@ public final class TestHTTPServer: Sendable {
                         uri: head.uri,
                         headers: head.headers.map { ($0.name, $0.value) },
                         body: body,
-                        serverURL: URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+                        serverURL: URL(string: base) ?? URL(fileURLWithPath: "/")
                     )
                     let response = await handler(request)
                     if response.delay > .zero { try await Task.sleep(for: response.delay) }
@@ -292,6 +307,40 @@ public final class TestHTTPServer: Sendable {
                 }
             }
         }
+    }
+}
+
+/// The certificate a ``TestHTTPServer`` serves HTTPS with, and the CA whose client certificates
+/// it asks for and requires (mutual TLS).
+public struct TestTLSIdentity: Sendable {
+    /// The server's PEM certificate (chain).
+    public var certificateFile: String
+    /// Its PEM private key.
+    public var keyFile: String
+    /// When set, clients must show a certificate this PEM CA issued.
+    public var clientCAFile: String?
+
+    /// Creates an identity.
+    ///
+    /// - Parameters:
+    ///   - certificateFile: The server's PEM certificate (chain).
+    ///   - keyFile: Its PEM private key.
+    ///   - clientCAFile: When set, clients must show a certificate this PEM CA issued.
+    public init(certificateFile: String, keyFile: String, clientCAFile: String? = nil) {
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
+        self.clientCAFile = clientCAFile
+    }
+
+    func serverConfiguration() throws -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem)))
+        if let clientCAFile {
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(clientCAFile))
+        }
+        return configuration
     }
 }
 

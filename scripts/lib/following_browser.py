@@ -10,8 +10,12 @@ It records what it was started with: its argv and its environment, as JSON, in t
 BROWSER_RECORD_FILE and in a new file under BROWSER_RECORD_DIR (not NATIVEAUTH_ variables: NativeAuth starts browsers without those), so that the tests
 and scripts/lib/redaction_check.py can search them for every secret the servers issued: no token,
 code or secret may reach a child's command line or environment.
+
+BROWSER_CA_FILE names a PEM CA to trust for an https:// authorization server in the tests.
 """
 import html.parser
+import os
+import ssl
 import sys
 import urllib.parse
 import urllib.request
@@ -47,14 +51,17 @@ def self_posting_form(page):
 def main():
     record()
     url = sys.argv[-1]
-    with urllib.request.urlopen(url, timeout=30) as response:
+    context = ssl.create_default_context(cafile=os.environ.get("BROWSER_CA_FILE") or None)
+    # No proxy: the tests that sign in through one check that the CLI's requests go through it.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
+    with opener.open(url, timeout=30) as response:
         page = response.read().decode("utf-8", "replace")
         final = response.geturl()
     form = self_posting_form(page)
     if form:
         data = urllib.parse.urlencode(form.fields).encode()
         action = urllib.parse.urljoin(final, form.action)
-        urllib.request.urlopen(urllib.request.Request(action, data=data), timeout=30).read()
+        opener.open(urllib.request.Request(action, data=data), timeout=30).read()
 
 
 if __name__ == "__main__":

@@ -41,3 +41,11 @@ missing_adapter_packages() {
     command -v python3 >/dev/null 2>&1 || echo python3
     return 0
 }
+
+# Prints the packages the transport tests need that are missing: a real HTTP proxy (tinyproxy, started
+# by scripts/tinyproxy) and openssl for the throwaway CA and certificates (scripts/test-certificates).
+missing_transport_packages() {
+    command -v tinyproxy >/dev/null 2>&1 || echo tinyproxy-bin
+    command -v openssl >/dev/null 2>&1 || echo openssl
+    return 0
+}

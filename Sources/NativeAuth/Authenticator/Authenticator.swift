@@ -47,7 +47,8 @@ public final class Authenticator: Sendable {
     /// - Parameters:
     ///   - provider: The provider, typically from ``ProviderRegistry/makeProvider(_:)``.
     ///   - store: Where tokens are kept; its ``TokenStore/lock`` keeps refreshes apart.
-    ///   - transport: How requests are sent. Default: a ``URLSessionTransport``.
+    ///   - transport: How requests are sent. Default: ``StandardTransport/platformDefault(logger:)``
+    ///     (``AsyncHTTPClientTransport`` on Linux, ``URLSessionTransport`` on Apple platforms).
     ///   - account: The account name in the store, for programs with several sign-ins.
     ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
     ///   - lockTimeout: How long a refresh waits for the store's lock (another process refreshing).
@@ -55,7 +56,7 @@ public final class Authenticator: Sendable {
     public init(
         provider: any AuthProvider,
         store: any TokenStore,
-        transport: any HTTPTransport = URLSessionTransport(),
+        transport: any HTTPTransport = StandardTransport.platformDefault(),
         account: String = "default",
         logger: Logger = Logger(label: "NativeAuth"),
         lockTimeout: Duration = .seconds(30),

@@ -21,6 +21,9 @@ extension AuthError.Code {
     public static let metadataUnavailable = Self(rawValue: "metadata_unavailable")
     /// The server could not be reached: DNS, connection, TLS.
     public static let network = Self(rawValue: "network")
+    /// The server's TLS certificate is not trusted (an unknown CA, another host's, expired): a CA
+    /// file (`--ca-file`, `ca_file`, `SSL_CERT_FILE`) may be what is missing. Not retryable.
+    public static let certificateUntrusted = Self(rawValue: "certificate_untrusted")
     /// The server did not answer in time.
     public static let timeout = Self(rawValue: "timeout")
     /// The answer is not what the protocol says: not JSON, a proxy's HTML page, a missing field.

@@ -6,9 +6,23 @@ public import Foundation
 
 extension AuthError {
     /// The error for a request that got no response: ``Code/timeout`` for `URLError.timedOut`,
-    /// ``Code/network`` otherwise. Only the host is named, never the URL's path or query.
+    /// ``Code/certificateUntrusted`` for a server certificate that is not trusted, ``Code/network``
+    /// otherwise. Only the host is named, never the URL's path or query.
     public static func transport(_ error: URLError, host: String?) -> AuthError {
         let target = host.map { " \($0)" } ?? " the server"
+        // FoundationNetworking reports libcurl's verification failure as code -1 with curl's text.
+        let curlText = error.localizedDescription
+        let certificateCodes: [URLError.Code] = [
+            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+            .serverCertificateHasUnknownRoot,
+        ]
+        if certificateCodes.contains(error.code) || curlText.hasPrefix("SSL certificate problem") {
+            let reason = curlText.hasPrefix("SSL certificate problem: ") ? curlText.dropFirst(25) : "unknown issuer"
+            return AuthError(
+                .certificateUntrusted, "the server's certificate is not trusted: \(reason) (\(host ?? "the server"))",
+                hint: "use the asynchttpclient transport and pass --ca-file (URLSession takes no CA file on Linux)",
+                isRetryable: false, underlying: error)
+        }
         if error.code == .timedOut {
             return AuthError(
                 .timeout,

@@ -3,8 +3,9 @@ public import HTTPTypes
 
 /// Sends one HTTP request and returns the response: the seam between NativeAuth and the network.
 ///
-/// ``URLSessionTransport`` is the standard implementation. Tests and adopters can pass any other,
-/// such as a closure-backed fake.
+/// ``AsyncHTTPClientTransport`` (the default on Linux) and ``URLSessionTransport`` (the default on
+/// Apple platforms) are the standard implementations; ``StandardTransport`` picks one. Tests and
+/// adopters can pass any other, such as a closure-backed fake.
 ///
 /// ### Implementation requirements
 /// - Return every response the server sends, whatever its status: 4xx and 5xx are not errors at

@@ -203,6 +203,9 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The current time, for every expiry and every `iat`; inject one (a ``TestClock``'s) to test
         /// expiry without waiting.
         public var clock: AuthClock
+        /// Serve HTTPS with this certificate (and require client certificates when it names a
+        /// client CA); `nil`, the default, serves plain HTTP. Set it after creating the configuration.
+        public var tls: TestTLSIdentity?
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -257,7 +260,7 @@ public final class SandboxAuthorizationServer: Sendable {
     private let http: TestHTTPServer
     let core: SandboxCore
 
-    /// The issuer: `http://127.0.0.1:PORT`.
+    /// The issuer: `http://127.0.0.1:PORT` (`https://` when served with TLS).
     public let issuer: URL
 
     private init(http: TestHTTPServer, core: SandboxCore) {
@@ -279,7 +282,7 @@ public final class SandboxAuthorizationServer: Sendable {
         mode: TestServerMode = .live
     ) async throws -> SandboxAuthorizationServer {
         let core = try SandboxCore(configuration: configuration)
-        let http = try await TestHTTPServer.start(mode, port: configuration.port) { request in
+        let http = try await TestHTTPServer.start(mode, port: configuration.port, tls: configuration.tls) { request in
             await core.handle(request)
         }
         let issuer = http.url("").absoluteString
@@ -295,8 +298,8 @@ public final class SandboxAuthorizationServer: Sendable {
     /// The port the sandbox listens on.
     public var port: Int { http.port }
 
-    /// The transport that reaches the sandbox: pass it to an `Authenticator` (a `URLSessionTransport`
-    /// for a live sandbox, the in-memory one otherwise).
+    /// The transport that reaches the sandbox: pass it to an `Authenticator` (the platform's
+    /// default for a live sandbox, the in-memory one otherwise).
     public var transport: any HTTPTransport { http.transport }
 
     /// How the sandbox was started.

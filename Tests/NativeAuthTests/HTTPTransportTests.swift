@@ -6,18 +6,38 @@ import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 
-@Suite(.testLogging) struct URLSessionTransportTests {
+/// Which transport a test runs against: every guarantee holds for both.
+enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    var testDescription: String { rawValue }
+
+    func make(timeout: Duration = .seconds(30), maxResponseBytes: Int = 4 << 20) -> any HTTPTransport {
+        switch self {
+        case .urlSession:
+            URLSessionTransport(configuration: .init(timeout: timeout, maxResponseBytes: maxResponseBytes))
+        case .asyncHTTPClient:
+            AsyncHTTPClientTransport(
+                configuration: .init(timeout: timeout, maxResponseBytes: maxResponseBytes, proxy: .none))
+        }
+    }
+}
+
+/// The transports' guarantees, each run against both (``TransportUnderTest``).
+@Suite(.testLogging) struct HTTPTransportTests {
     private func get(_ url: URL) -> HTTPRequest {
         HTTPRequest(method: .get, url: url)
     }
 
-    @Test func returnsStatusHeadersAndBodyAndSendsUserAgentAndBody() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func returnsStatusHeadersAndBodyAndSendsUserAgentAndBody(kind: TransportUnderTest) async throws {
         let seen = NIOLockedValueBox<TestRequest?>(nil)
         let server = try await TestHTTPServer.start { request in
             seen.withLockedValue { $0 = request }
             return .json(#"{"ok":true}"#, status: 201, headers: [("X-Test", "1")])
         }
-        let transport = URLSessionTransport()
+        let transport = kind.make()
         var request = HTTPRequest(method: .post, url: server.url("/token"))
         request.headerFields[.contentType] = FormURLEncoding.mediaType
         let (response, body) = try await transport.send(
@@ -41,14 +61,16 @@ import Testing
     /// hand back at once: FoundationNetworking waited for the whole timeout on `Basic` before, and
     /// then failed with a timeout. Not timed: the deadline is a minute, so a load that stalls the
     /// machine (ThreadSanitizer in CI) passes, and that old wait still fails it.
-    @Test(arguments: [#"Basic realm="id""#, #"Digest realm="id", nonce="n""#, #"Bearer error="invalid_token""#])
-    func aChallengeIsReturnedAtOnce(challenge: String) async throws {
+    @Test(
+        arguments: TransportUnderTest.allCases,
+        [#"Basic realm="id""#, #"Digest realm="id", nonce="n""#, #"Bearer error="invalid_token""#])
+    func aChallengeIsReturnedAtOnce(kind: TransportUnderTest, challenge: String) async throws {
         let calls = NIOLockedValueBox(0)
         let server = try await TestHTTPServer.start { _ in
             calls.withLockedValue { $0 += 1 }
             return .json(#"{"error": "invalid_client"}"#, status: 401, headers: [("WWW-Authenticate", challenge)])
         }
-        let transport = URLSessionTransport(configuration: .init(timeout: .seconds(60)))
+        let transport = kind.make(timeout: .seconds(60))
         var request = HTTPRequest(method: .post, url: server.url("/token"))
         request.headerFields[.authorization] = "Basic Y2xpZW50Ondyb25n"
         let (response, body) = try await transport.send(request, body: Data("grant_type=x".utf8))
@@ -61,13 +83,14 @@ import Testing
 
     /// Not a timing test: the server would answer after two minutes, so an end well before that
     /// (with `timeout`) is the deadline's doing, however loaded the machine is.
-    @Test func aSlowServerEndsInTimeout() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func aSlowServerEndsInTimeout(kind: TransportUnderTest) async throws {
         let server = try await TestHTTPServer.start { _ in
             var response = TestResponse.json("{}")
             response.delay = .seconds(120)
             return response
         }
-        let transport = URLSessionTransport(configuration: .init(timeout: .milliseconds(400)))
+        let transport = kind.make(timeout: .milliseconds(400))
         let started = ContinuousClock.now
         let error = await #expect(throws: AuthError.self) {
             _ = try await transport.send(get(server.url("/slow")), body: nil)
@@ -80,8 +103,8 @@ import Testing
         #expect(elapsed < .seconds(60), "the deadline must end the wait, not the server")
     }
 
-    @Test(arguments: [false, true])
-    func aBodyOverTheLimitIsRefused(chunked: Bool) async throws {
+    @Test(arguments: TransportUnderTest.allCases, [false, true])
+    func aBodyOverTheLimitIsRefused(kind: TransportUnderTest, chunked: Bool) async throws {
         let server = try await TestHTTPServer.start { _ in
             TestResponse(
                 status: 200,
@@ -90,7 +113,7 @@ import Testing
                 chunked: chunked
             )
         }
-        let transport = URLSessionTransport(configuration: .init(maxResponseBytes: 100_000))
+        let transport = kind.make(maxResponseBytes: 100_000)
         let error = await #expect(throws: AuthError.self) {
             _ = try await transport.send(get(server.url("/big")), body: nil)
         }
@@ -99,17 +122,32 @@ import Testing
         #expect(error?.message.contains("100000") == true)
     }
 
-    @Test func aBodyAtTheLimitIsRead() async throws {
+    /// The default limit (4 MiB) refuses a 5 MiB answer, stated or streamed.
+    @Test(arguments: TransportUnderTest.allCases, [false, true])
+    func aFiveMebibyteBodyIsRefusedByDefault(kind: TransportUnderTest, chunked: Bool) async throws {
+        let server = try await TestHTTPServer.start { _ in
+            TestResponse(status: 200, body: Data(repeating: UInt8(ascii: "a"), count: 5 << 20), chunked: chunked)
+        }
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await kind.make().send(get(server.url("/big")), body: nil)
+        }
+        await server.stop()
+        #expect(error?.code == .responseTooLarge)
+    }
+
+    @Test(arguments: TransportUnderTest.allCases)
+    func aBodyAtTheLimitIsRead(kind: TransportUnderTest) async throws {
         let server = try await TestHTTPServer.start { _ in
             TestResponse(status: 200, body: Data(repeating: 1, count: 100_000), chunked: true)
         }
-        let transport = URLSessionTransport(configuration: .init(maxResponseBytes: 100_000))
+        let transport = kind.make(maxResponseBytes: 100_000)
         let (_, body) = try await transport.send(get(server.url("/exact")), body: nil)
         await server.stop()
         #expect(body.count == 100_000)
     }
 
-    @Test func aRedirectIsReturnedNotFollowed() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func aRedirectIsReturnedNotFollowed(kind: TransportUnderTest) async throws {
         let paths = NIOLockedValueBox<[String]>([])
         let server = try await TestHTTPServer.start { request in
             paths.withLockedValue { $0.append(request.uri) }
@@ -118,18 +156,19 @@ import Testing
             }
             return .json(#"{"followed":true}"#)
         }
-        let (response, _) = try await URLSessionTransport().send(get(server.url("/start")), body: nil)
+        let (response, _) = try await kind.make().send(get(server.url("/start")), body: nil)
         await server.stop()
         #expect(response.status.code == 302)
         #expect(response.headerFields[.location] == "/elsewhere")
         #expect(paths.withLockedValue { $0 } == ["/start"])
     }
 
-    @Test func a503IsReturnedAndMapsToARetryableServerError() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func a503IsReturnedAndMapsToARetryableServerError(kind: TransportUnderTest) async throws {
         let server = try await TestHTTPServer.start { _ in
             .text("<html><body>Service Unavailable</body></html>", status: 503, contentType: "text/html")
         }
-        let (response, body) = try await URLSessionTransport().send(get(server.url("/token")), body: nil)
+        let (response, body) = try await kind.make().send(get(server.url("/token")), body: nil)
         await server.stop()
         #expect(response.status.code == 503)
         let error = StandardErrorMapper().mapFailure(AuthFailure(operation: .refresh, response: response, body: body))
@@ -138,13 +177,14 @@ import Testing
         #expect(error.status == 503)
     }
 
-    @Test func aProxyHTMLPageMapsToResponseMalformed() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func aProxyHTMLPageMapsToResponseMalformed(kind: TransportUnderTest) async throws {
         let server = try await TestHTTPServer.start { _ in
             .text(
                 "<!doctype html><title>Proxy login</title><form>…</form>", status: 200,
                 contentType: "text/html; charset=utf-8")
         }
-        let (response, body) = try await URLSessionTransport().send(
+        let (response, body) = try await kind.make().send(
             get(server.url("/.well-known/openid-configuration")), body: nil)
         await server.stop()
         let error = try #require(
@@ -156,36 +196,40 @@ import Testing
         #expect(error.isRetryable)
     }
 
-    @Test func aClosedPortIsANetworkError() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func aClosedPortIsANetworkError(kind: TransportUnderTest) async throws {
         let server = try await TestHTTPServer.start { _ in .json("{}") }
         let url = server.url("/gone")
         await server.stop()
         let error = await #expect(throws: AuthError.self) {
-            _ = try await URLSessionTransport().send(get(url), body: nil)
+            _ = try await kind.make().send(get(url), body: nil)
         }
         #expect(error?.code == .network)
         #expect(error?.isRetryable == true)
         #expect(error?.message.contains("127.0.0.1") == true)
     }
 
-    @Test(arguments: ["http://example.com/token", "ftp://example.com/token", "http://10.0.0.1/token"])
-    func plainHTTPToARemoteHostIsRefusedBeforeSending(address: String) async throws {
+    @Test(
+        arguments: TransportUnderTest.allCases,
+        ["http://example.com/token", "ftp://example.com/token", "http://10.0.0.1/token"])
+    func plainHTTPToARemoteHostIsRefusedBeforeSending(kind: TransportUnderTest, address: String) async throws {
         let url = try #require(URL(string: address))
         let error = await #expect(throws: AuthError.self) {
-            _ = try await URLSessionTransport().send(get(url), body: nil)
+            _ = try await kind.make().send(get(url), body: nil)
         }
         #expect(error?.code == .configurationInvalid)
     }
 
     /// Not a timing test: the server would answer after two minutes and the transport's deadline
     /// is a minute, so a `CancellationError` well before either is the cancellation's doing.
-    @Test func cancellingTheTaskCancelsTheRequest() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func cancellingTheTaskCancelsTheRequest(kind: TransportUnderTest) async throws {
         let server = try await TestHTTPServer.start { _ in
             var response = TestResponse.json("{}")
             response.delay = .seconds(120)
             return response
         }
-        let transport = URLSessionTransport(configuration: .init(timeout: .seconds(60)))
+        let transport = kind.make(timeout: .seconds(60))
         let request = get(server.url("/slow"))
         let task = Task { try await transport.send(request, body: nil) }
         try await Task.sleep(for: .milliseconds(200))
@@ -200,7 +244,8 @@ import Testing
 
     /// Plain HTTP to `localhost` is refused before anything is sent, with a hint to use the IP
     /// literal; plain HTTP to 127.0.0.1 keeps working.
-    @Test func plainHTTPToLocalhostIsRefusedAndTheIPLiteralWorks() async throws {
+    @Test(arguments: TransportUnderTest.allCases)
+    func plainHTTPToLocalhostIsRefusedAndTheIPLiteralWorks(kind: TransportUnderTest) async throws {
         let received = Shared(0)
         let server = try await TestHTTPServer.start { _ in
             received.update { $0 += 1 }
@@ -209,12 +254,12 @@ import Testing
         let port = try #require(server.url("/").port)
         let named = try #require(URL(string: "http://localhost:\(port)/"))
         let error = await #expect(throws: AuthError.self) {
-            _ = try await URLSessionTransport().send(get(named), body: nil)
+            _ = try await kind.make().send(get(named), body: nil)
         }
         #expect(error?.code == .configurationInvalid)
         #expect(error?.hint?.contains("127.0.0.1") == true)
         #expect(received.value == 0, "nothing was sent")
-        let (response, _) = try await URLSessionTransport().send(get(server.url("/")), body: nil)
+        let (response, _) = try await kind.make().send(get(server.url("/")), body: nil)
         #expect(response.status.code == 200)
         await server.stop()
     }

@@ -1,0 +1,246 @@
+import AsyncHTTPClient
+public import Foundation
+public import HTTPTypes
+public import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// The ``HTTPTransport`` on SwiftNIO (AsyncHTTPClient): the default on Linux.
+///
+/// It keeps every guarantee of ``URLSessionTransport``:
+/// - one deadline (``Configuration/timeout``) for the whole exchange, connecting included, past
+///   which the request is cancelled and ``AuthError/Code/timeout`` is thrown;
+/// - a response body larger than ``Configuration/maxResponseBytes`` is refused as soon as its
+///   `Content-Length` or its bytes pass the limit: ``AuthError/Code/responseTooLarge``;
+/// - redirects are never followed, authentication challenges never answered: a 3xx or a 401
+///   comes back as the response at once;
+/// - plain `http://` is refused except to loopback hosts; no cookies, no cache, no decompression;
+/// - requests carry `User-Agent: NativeAuth/<version>` unless they set their own;
+/// - logging (debug level) names the method, host, path, status and proxy; never headers,
+///   queries or bodies.
+///
+/// And it adds what FoundationNetworking lacks on Linux:
+/// - proxies from `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` as curl reads them
+///   (``ProxySettings``), every request tunnelled with `CONNECT` (plain HTTP too), so a proxy sees
+///   the host and port, never a path, header or body;
+/// - custom trust (`SSL_CERT_FILE`, `SSL_CERT_DIR`, a CA file) and client certificates
+///   (``TLSSettings``); an untrusted server certificate is ``AuthError/Code/certificateUntrusted``.
+///
+/// Transports in one process share their connections (kept alive, HTTP/2 where the server offers
+/// it): one client for each proxy and TLS setting, kept for the life of the process, so there is
+/// nothing to shut down.
+public final class AsyncHTTPClientTransport: HTTPTransport {
+    /// Limits, identity, proxy and trust of an ``AsyncHTTPClientTransport``.
+    public struct Configuration: Sendable {
+        /// The deadline for one whole request, from connecting to the last byte. Default 30 seconds.
+        public var timeout: Duration
+        /// The largest response body accepted, in bytes. Default 4 MiB.
+        public var maxResponseBytes: Int
+        /// The `User-Agent` sent with requests that have none.
+        public var userAgent: String
+        /// Which proxy each request goes through. Default: the environment's (``ProxySettings``).
+        public var proxy: ProxySettings
+        /// Which certificates are trusted and shown. Default: the environment's (``TLSSettings``).
+        public var tls: TLSSettings
+
+        /// Creates a configuration; every parameter has the documented default.
+        public init(
+            timeout: Duration = .seconds(30),
+            maxResponseBytes: Int = 4 << 20,
+            userAgent: String = "NativeAuth/\(NativeAuthVersion.current)",
+            proxy: ProxySettings = .environment,
+            tls: TLSSettings = .environment
+        ) {
+            self.timeout = timeout
+            self.maxResponseBytes = maxResponseBytes
+            self.userAgent = userAgent
+            self.proxy = proxy
+            self.tls = tls
+        }
+    }
+
+    /// The transport's limits, identity, proxy and trust.
+    public let configuration: Configuration
+    private let logger: Logger
+
+    /// Creates a transport.
+    ///
+    /// - Parameters:
+    ///   - configuration: Limits, identity, proxy and trust.
+    ///   - logger: Where request summaries go, at debug level. Defaults to a logger labelled
+    ///     `NativeAuth.HTTP`; NativeAuth never bootstraps logging itself.
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "NativeAuth.HTTP")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        guard let url = request.url else {
+            throw AuthError(.configurationInvalid, "the request has no valid URL")
+        }
+        try EndpointPolicy.validate(url)
+        let host = url.host ?? "the server"
+        let proxy = try configuration.proxy.proxy(for: url)
+        let client = try SharedHTTPClients.process.client(proxy: proxy, tls: configuration.tls)
+
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headerFields.count + 1)
+        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+        if request.headerFields[.userAgent] == nil { headers.add(name: "User-Agent", value: configuration.userAgent) }
+        let outbound: HTTPClient.Request
+        do {
+            outbound = try HTTPClient.Request(
+                url: url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+                body: body.map { .bytes($0) })
+        } catch {
+            throw AuthError(.configurationInvalid, "the request to \(host) cannot be sent", underlying: error)
+        }
+
+        let started = NIODeadline.now()
+        let task = client.execute(
+            request: outbound,
+            delegate: ResponseAccumulator(request: outbound, maxBodySize: configuration.maxResponseBytes),
+            deadline: started + TimeAmount(configuration.timeout))
+        let received: HTTPClient.Response
+        do {
+            received = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
+        }
+        let response = HTTPResponse(received)
+        let data = received.body.map { Data($0.readableBytesView) } ?? Data()
+        logger.debug(
+            "HTTP exchange",
+            metadata: [
+                "transport": "AsyncHTTPClient",
+                "method": "\(request.method.rawValue)",
+                "host": "\(host)",
+                "path": "\(url.path)",
+                "proxy": "\(proxy.map(\.description) ?? "none")",
+                "status": "\(response.status.code)",
+                "bytes": "\(data.count)",
+                "ms": "\((NIODeadline.now() - started).nanoseconds / 1_000_000)",
+            ]
+        )
+        return (response, data)
+    }
+
+    /// The error for a request that got no response, naming the host and the proxy (never a URL's
+    /// path or query, never a credential).
+    static func mapped(
+        _ error: any Error, host: String, proxy: ProxyServer?, configuration: Configuration
+    ) -> any Error {
+        let timeout = configuration.timeout
+        if error is CancellationError { return error }
+        let via = proxy.map { " through the proxy \($0)" } ?? ""
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .cancelled:
+                return CancellationError()
+            case .deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout:
+                return AuthError(
+                    .timeout, "no complete answer from \(host)\(via) within \(timeout.seconds) seconds",
+                    isRetryable: true, underlying: error)
+            case .proxyAuthenticationRequired:
+                return AuthError(
+                    .network,
+                    "the proxy \(proxy.map(\.description) ?? "") refused to connect to \(host): HTTP 407, proxy authentication required",
+                    hint: "put the proxy's user name and password in its URL (http://user:password@host:port)",
+                    isRetryable: false, underlying: error)
+            case .invalidProxyResponse, .httpProxyHandshakeTimeout:
+                return AuthError(
+                    .network,
+                    "the proxy \(proxy.map(\.description) ?? "") did not open a connection to \(host) (it refused CONNECT or did not answer it)",
+                    hint: "check HTTPS_PROXY and NO_PROXY, and that the proxy may reach \(host)",
+                    isRetryable: true, underlying: error)
+            default:
+                break
+            }
+        }
+        if error is ResponseAccumulator.ResponseTooBigError {
+            return AuthError(
+                .responseTooLarge,
+                "the answer from \(host) is larger than the limit of \(configuration.maxResponseBytes) bytes; it was not read",
+                underlying: error)
+        }
+        if let untrusted = CertificateFailure(error) {
+            return AuthError(
+                .certificateUntrusted, "the server's certificate is not trusted: \(untrusted.reason) (\(host)\(via))",
+                hint: "pass --ca-file with the CA that issued it (or set ca_file, or SSL_CERT_FILE)",
+                isRetryable: false, underlying: error)
+        }
+        let reached = proxy.map { "the proxy \($0) (for \(host))" } ?? host
+        return AuthError(
+            .network, "could not reach \(reached): \(NetworkFailure.summary(error))",
+            hint: proxy == nil
+                ? "check the network connection and the server's address"
+                : "check the network connection, HTTPS_PROXY and NO_PROXY",
+            isRetryable: true, underlying: error)
+    }
+}
+
+extension HTTPResponse {
+    /// The response AsyncHTTPClient received, in swift-http-types' terms.
+    fileprivate init(_ received: HTTPClient.Response) {
+        var fields = HTTPFields()
+        fields.reserveCapacity(received.headers.count)
+        for (name, value) in received.headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        self.init(
+            status: HTTPResponse.Status(code: Int(received.status.code), reasonPhrase: received.status.reasonPhrase),
+            headerFields: fields)
+    }
+}
+
+/// A TLS failure that is about the server's certificate, and why, in a few words.
+private struct CertificateFailure {
+    var reason: String
+
+    init?(_ error: any Error) {
+        let text = String(describing: error)
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            reason = "it is not for this host name"
+        } else if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
+            reason =
+                text.contains("expired")
+                ? "it has expired" : "it was not issued by a trusted certificate authority"
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Short phrases for connection failures.
+private enum NetworkFailure {
+    static func summary(_ error: any Error) -> String {
+        if let error = error as? NIOConnectionError {
+            if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty {
+                return "the host name could not be resolved"
+            }
+            return "the connection was refused"
+        }
+        if let error = error as? IOError {
+            return error.errnoCode == ECONNREFUSED
+                ? "the connection was refused" : "a socket error (\(error.errnoCode))"
+        }
+        if error is NIOSSLError { return "the TLS connection failed" }
+        if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
+            return "the connection was closed"
+        }
+        return "the connection failed"
+    }
+}
+
+extension TimeAmount {
+    fileprivate init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
