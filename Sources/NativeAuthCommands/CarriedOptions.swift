@@ -75,6 +75,9 @@ extension ToolOptions {
         add("--client-auth", clientAuth)
         add("--store", store.map { ToolInvocation.absolute($0) })
         add("--token-storage", tokenStorage)
+        add("--ca-file", caFile.map { ToolInvocation.absolute($0) })
+        add("--client-cert", clientCert.map { ToolInvocation.absolute($0) })
+        add("--client-key", clientKey.map { ToolInvocation.absolute($0) })
         for (declared, value) in zip(Tool.providerSettings, slots) { add(declared.setting.flag, value) }
         return arguments
     }

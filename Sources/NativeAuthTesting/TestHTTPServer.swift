@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -18,6 +19,9 @@ public struct TestRequest: Sendable {
     public var body: Data
     /// The server's own URL, `http://127.0.0.1:PORT`: for documents that name the server's endpoints.
     public var serverURL: URL
+    /// The SHA-256 thumbprint (`x5t#S256`, base64url) of the TLS client certificate the request
+    /// came with, on a server that asks for one (``TestTLSIdentity/clientCAFile``); else `nil`.
+    public var clientCertificateThumbprint: String?
 
     /// Creates a request (the server makes these; tests of handlers may too).
     ///
@@ -27,12 +31,17 @@ public struct TestRequest: Sendable {
     ///   - headers: The header fields.
     ///   - body: The body.
     ///   - serverURL: The URL of the server that received it.
-    public init(method: String, uri: String, headers: [(String, String)] = [], body: Data = Data(), serverURL: URL) {
+    ///   - clientCertificateThumbprint: The thumbprint of the TLS client certificate, if any.
+    public init(
+        method: String, uri: String, headers: [(String, String)] = [], body: Data = Data(), serverURL: URL,
+        clientCertificateThumbprint: String? = nil
+    ) {
         self.method = method
         self.uri = uri
         self.headers = headers
         self.body = body
         self.serverURL = serverURL
+        self.clientCertificateThumbprint = clientCertificateThumbprint
     }
 
     /// The first header field with this name (case-insensitive).
@@ -266,8 +275,10 @@ public final class TestHTTPServer: Sendable {
         base: String,
         handler: Handler
     ) async throws {
+        let channel = connection.channel
         try await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
+            var thumbprint: String??
             var body = Data()
             for try await part in inbound {
                 switch part {
@@ -278,12 +289,14 @@ public final class TestHTTPServer: Sendable {
                     body.append(contentsOf: buffer.readableBytesView)
                 case .end:
                     guard let head else { continue }
+                    if thumbprint == nil { thumbprint = try await Self.clientCertificateThumbprint(of: channel) }
                     let request = TestRequest(
                         method: head.method.rawValue,
                         uri: head.uri,
                         headers: head.headers.map { ($0.name, $0.value) },
                         body: body,
-                        serverURL: URL(string: base) ?? URL(fileURLWithPath: "/")
+                        serverURL: URL(string: base) ?? URL(fileURLWithPath: "/"),
+                        clientCertificateThumbprint: thumbprint ?? nil
                     )
                     let response = await handler(request)
                     if response.delay > .zero { try await Task.sleep(for: response.delay) }
@@ -310,26 +323,43 @@ public final class TestHTTPServer: Sendable {
     }
 }
 
+extension TestHTTPServer {
+    /// The `x5t#S256` thumbprint of the client certificate of a TLS connection, `nil` for none.
+    fileprivate static func clientCertificateThumbprint(of channel: any Channel) async throws -> String? {
+        guard let handler = try? await channel.pipeline.handler(type: NIOSSLServerHandler.self).get(),
+            let certificate = try await channel.eventLoop.submit({ handler.peerCertificate }).get()
+        else { return nil }
+        return Base64URL.encode(Array(SHA256.hash(data: try certificate.toDERBytes())))
+    }
+}
+
 /// The certificate a ``TestHTTPServer`` serves HTTPS with, and the CA whose client certificates
-/// it asks for and requires (mutual TLS).
+/// it asks for (mutual TLS).
 public struct TestTLSIdentity: Sendable {
     /// The server's PEM certificate (chain).
     public var certificateFile: String
     /// Its PEM private key.
     public var keyFile: String
-    /// When set, clients must show a certificate this PEM CA issued.
+    /// When set, clients are asked for a certificate this PEM CA issued.
     public var clientCAFile: String?
+    /// Whether a client without a certificate is refused at the handshake (default), or served
+    /// (for a server where browsers and mutual-TLS clients meet, like the sandbox's).
+    public var requiresClientCertificate: Bool
 
     /// Creates an identity.
     ///
     /// - Parameters:
     ///   - certificateFile: The server's PEM certificate (chain).
     ///   - keyFile: Its PEM private key.
-    ///   - clientCAFile: When set, clients must show a certificate this PEM CA issued.
-    public init(certificateFile: String, keyFile: String, clientCAFile: String? = nil) {
+    ///   - clientCAFile: When set, clients are asked for a certificate this PEM CA issued.
+    ///   - requiresClientCertificate: Whether a client without one is refused.
+    public init(
+        certificateFile: String, keyFile: String, clientCAFile: String? = nil, requiresClientCertificate: Bool = true
+    ) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
         self.clientCAFile = clientCAFile
+        self.requiresClientCertificate = requiresClientCertificate
     }
 
     func serverConfiguration() throws -> TLSConfiguration {
@@ -337,7 +367,8 @@ public struct TestTLSIdentity: Sendable {
             certificateChain: try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem)))
         if let clientCAFile {
-            configuration.certificateVerification = .noHostnameVerification
+            configuration.certificateVerification =
+                requiresClientCertificate ? .noHostnameVerification : .optionalVerification
             configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(clientCAFile))
         }
         return configuration

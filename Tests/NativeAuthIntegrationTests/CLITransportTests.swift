@@ -52,6 +52,13 @@ import Testing
         #expect(show.stdout.contains(certificates.path("ca.pem")))
         let viaProfile = try await run(cli, ["refresh", "--profile", "tls"], environment: environment)
         #expect(viaProfile.status == 0, "\(viaProfile.stderr)")
+
+        // kubectl's exec entry carries the CA file, made absolute.
+        let entry = try await run(
+            cli, ["kubeconfig", "--ca-file", "ca.pem"] + connection, environment: environment,
+            in: certificates.directory.path)
+        #expect(entry.status == 0, "\(entry.stderr)")
+        #expect(entry.stdout.contains(#""--ca-file""#) && entry.stdout.contains(certificates.path("ca.pem")))
         await sandbox.stop()
     }
 

@@ -178,7 +178,8 @@ public final class Authenticator: Sendable {
         request.headerFields[.accept] = "application/json"
         do {
             let (response, body) = try await client.sendAuthorized(
-                request, body: nil, accessToken: tokens.accessToken, operation: .userInfo)
+                request, body: nil, accessToken: tokens.accessToken, boundTo: tokens.certificateThumbprint,
+                operation: .userInfo)
             let info = try client.userInfo(from: response, body: body)
             tokens.subject = info.subject
             tokens.displayName = info.preferredUsername ?? info.email ?? info.name ?? info.subject

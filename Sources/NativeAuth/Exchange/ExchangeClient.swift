@@ -37,7 +37,12 @@ package final class ExchangeClient: Sendable {
     /// kept, so the next call tries again.
     package func metadata() async throws -> ProviderMetadata {
         try await metadataFlight.value { [self] in
-            let metadata = try await provider.loadMetadata(MetadataLoader(client: self))
+            var metadata = try await provider.loadMetadata(MetadataLoader(client: self))
+            if transport.clientCertificateThumbprint != nil
+                || provider.configuration.clientAuthentication?.usesMutualTLS == true
+            {
+                metadata = metadata.applyingMutualTLSAliases(keeping: provider.configuration.endpoints)
+            }
             logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
             let endpoint = metadata.tokenEndpoint
             if endpoint.scheme?.lowercased() == "http" {
@@ -198,7 +203,12 @@ package final class ExchangeClient: Sendable {
             let context = TokenResponseDecoder.Context(
                 requestedScopes: requestedScopes, receivedAt: clock.now(), previous: previous)
             return read(response, body, operation: grant.operation, requiredKey: "access_token") { fields in
-                try TokenResponseDecoder.decode(fields, context: context)
+                var tokens = try TokenResponseDecoder.decode(fields, context: context)
+                // Asked for over mutual TLS from a server that binds tokens: bound to this certificate.
+                if metadata.tlsClientCertificateBoundAccessTokens {
+                    tokens.certificateThumbprint = transport.clientCertificateThumbprint
+                }
+                return tokens
             }
         }
     }
@@ -253,8 +263,16 @@ package final class ExchangeClient: Sendable {
         _ request: HTTPRequest,
         body: Data?,
         accessToken: String,
+        boundTo thumbprint: String? = nil,
         operation: AuthOperation = .apiRequest
     ) async throws(AuthError) -> (HTTPResponse, Data) {
+        if let thumbprint, transport.clientCertificateThumbprint != thumbprint {
+            throw AuthError(
+                .configurationInvalid,
+                "the access token is bound to a TLS client certificate (RFC 8705) that this transport does not"
+                    + " present; it was not sent",
+                hint: "pass the --client-cert and --client-key it was issued with", operation: operation)
+        }
         var authorized = request
         authorized.headerFields[.authorization] = "Bearer \(accessToken)"
         return try await send(authorized, body: body, operation: operation)

@@ -48,7 +48,8 @@ public struct OAuthRequest: Sendable {
     ) {
         let secret = configuration.clientSecret ?? ""
         switch method {
-        case .none:
+        case .none, .tlsClientAuth, .selfSignedTLSClientAuth:
+            // With mutual TLS the certificate is the credential (RFC 8705 §2): `client_id` alone.
             setForm("client_id", configuration.clientID)
         case .clientSecretPost:
             setForm("client_id", configuration.clientID)

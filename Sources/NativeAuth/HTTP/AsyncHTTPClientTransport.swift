@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 public import Foundation
 public import HTTPTypes
 public import Logging
@@ -63,6 +64,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// The transport's limits, identity, proxy and trust.
     public let configuration: Configuration
+    /// The `x5t#S256` thumbprint of ``TLSSettings/clientCertificateFile``'s certificate, when it can
+    /// be read (a file that cannot be read fails every request instead).
+    public let clientCertificateThumbprint: String?
     private let logger: Logger
 
     /// Creates a transport.
@@ -74,6 +78,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "NativeAuth.HTTP")) {
         self.configuration = configuration
         self.logger = logger
+        self.clientCertificateThumbprint = configuration.tls.clientCertificateFile.flatMap { path in
+            guard let certificate = try? NIOSSLCertificate.fromPEMFile(path).first,
+                let der = try? certificate.toDERBytes()
+            else { return nil }
+            return Base64URL.encode(Array(SHA256.hash(data: der)))
+        }
     }
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {

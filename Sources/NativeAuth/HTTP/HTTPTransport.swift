@@ -18,4 +18,14 @@ public import HTTPTypes
 public protocol HTTPTransport: Sendable {
     /// Sends `request` with an optional body and returns the response with its whole body.
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data)
+
+    /// The SHA-256 thumbprint (`x5t#S256`, base64url) of the TLS client certificate this transport
+    /// presents, or `nil` when it presents none (the default). NativeAuth binds certificate-bound
+    /// access tokens (RFC 8705 §3) to it, and sends such a token only through a transport that
+    /// presents the same certificate.
+    var clientCertificateThumbprint: String? { get }
+}
+
+extension HTTPTransport {
+    public var clientCertificateThumbprint: String? { nil }
 }

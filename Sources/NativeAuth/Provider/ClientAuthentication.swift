@@ -6,16 +6,27 @@ public enum ClientAuthentication: String, Sendable, CaseIterable {
     case clientSecretPost = "client_secret_post"
     /// HTTP Basic with the form-encoded `client_id` and `client_secret` (RFC 6749 §2.3.1).
     case clientSecretBasic = "client_secret_basic"
+    /// Mutual TLS with a certificate a CA issued (RFC 8705 §2.1): the transport's client
+    /// certificate (`--client-cert`) proves the client; the form carries `client_id` alone.
+    case tlsClientAuth = "tls_client_auth"
+    /// Mutual TLS with a self-signed certificate registered with the server (RFC 8705 §2.2).
+    case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
 
-    /// Reads `none`, `post`, `basic` or the full metadata names; `nil` for anything else.
+    /// Reads `none`, `post`, `basic`, `tls`, `self_signed_tls` or the full metadata names; `nil`
+    /// for anything else.
     public init?(name: String) {
         switch name.lowercased() {
         case "none": self = .none
         case "post", "client_secret_post": self = .clientSecretPost
         case "basic", "client_secret_basic": self = .clientSecretBasic
+        case "tls", "tls_client_auth": self = .tlsClientAuth
+        case "self_signed_tls", "self_signed_tls_client_auth": self = .selfSignedTLSClientAuth
         default: return nil
         }
     }
+
+    /// Whether the client proves itself with its TLS client certificate (RFC 8705).
+    public var usesMutualTLS: Bool { self == .tlsClientAuth || self == .selfSignedTLSClientAuth }
 }
 
 extension ClientAuthentication {

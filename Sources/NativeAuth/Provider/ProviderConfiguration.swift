@@ -109,7 +109,7 @@ public struct ProviderConfiguration: Sendable {
         var authentication: ClientAuthentication?
         if let name = try string("client_auth") {
             guard let parsed = ClientAuthentication(name: name) else {
-                throw invalid("client_auth", "should be one of none, post, basic")
+                throw invalid("client_auth", "should be one of none, post, basic, tls, self_signed_tls")
             }
             authentication = parsed
         }

@@ -142,6 +142,31 @@ public struct ProviderMetadata: Sendable {
         }
     }
 
+    /// Whether the server binds access tokens to the client certificate of the mutual-TLS
+    /// connection they were asked for on (RFC 8705 §3.3,
+    /// `tls_client_certificate_bound_access_tokens`).
+    public var tlsClientCertificateBoundAccessTokens: Bool {
+        ((try? document.bool("tls_client_certificate_bound_access_tokens")) ?? nil) ?? false
+    }
+
+    /// The metadata with the endpoints of `mtls_endpoint_aliases` (RFC 8705 §5), which a client
+    /// that speaks mutual TLS uses instead of the plain ones; the configuration's `overrides` still
+    /// win. An alias that is not an HTTPS URL (or plain HTTP to loopback) is ignored.
+    ///
+    /// - Parameter overrides: The configuration's endpoints.
+    /// - Returns: The metadata with the aliases applied.
+    public func applyingMutualTLSAliases(keeping overrides: EndpointOverrides) -> ProviderMetadata {
+        guard let aliases = (try? document.object("mtls_endpoint_aliases")) ?? nil else { return self }
+        var endpoints = EndpointOverrides()
+        for (key, path) in EndpointOverrides.fields {
+            guard let text = (try? aliases.string(key)) ?? nil, let url = URL(string: text),
+                (try? EndpointPolicy.validate(url)) != nil
+            else { continue }
+            endpoints[keyPath: path] = url
+        }
+        return applying(endpoints).applying(overrides)
+    }
+
     /// The metadata with the overrides applied: for providers with fixed endpoints, which build
     /// their metadata in code and put the configuration's overrides on top.
     ///

@@ -284,7 +284,8 @@ package actor TokenLifecycle {
     /// changed since) and retries once.
     package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
         let token = try await accessToken(minimumValidity: 60)
-        let (response, data) = try await client.sendAuthorized(request, body: body, accessToken: token)
+        let (response, data) = try await client.sendAuthorized(
+            request, body: body, accessToken: token, boundTo: binding(of: token))
         guard response.status.code == 401 else { return try checkScope(response, data) }
         if let current = try await current(), current.accessToken == token {
             // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with.
@@ -292,9 +293,15 @@ package actor TokenLifecycle {
             _ = try await refresh(replacing: current, minimumValidity: nil)
         }
         let fresh = try await accessToken(minimumValidity: 60)
-        let (retried, retriedData) = try await client.sendAuthorized(request, body: body, accessToken: fresh)
+        let (retried, retriedData) = try await client.sendAuthorized(
+            request, body: body, accessToken: fresh, boundTo: binding(of: fresh))
         if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
         return try checkScope(retried, retriedData)
+    }
+
+    /// The certificate `token` is bound to, when it is the set in memory's and bound.
+    private func binding(of token: String) -> String? {
+        cached.flatMap { $0.accessToken == token ? $0.certificateThumbprint : nil }
     }
 
     /// A 401 as ``AuthError/Code/invalidToken``, in the provider's words when it has some.

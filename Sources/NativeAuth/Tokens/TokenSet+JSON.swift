@@ -19,6 +19,7 @@ extension TokenSet {
         object["issued_at_ms"] = .integer(Self.milliseconds(issuedAt))
         if let subject { object["subject"] = .string(subject) }
         if let displayName { object["display_name"] = .string(displayName) }
+        if let certificateThumbprint { object["cnf_x5t_s256"] = .string(certificateThumbprint) }
         if !endpoints.isEmpty {
             var issued = JSONObject()
             for (name, url) in endpoints.sorted(by: { $0.key < $1.key }) { issued[name] = .string(url.absoluteString) }
@@ -57,7 +58,8 @@ extension TokenSet {
             subject: try object.string("subject"),
             displayName: try object.string("display_name"),
             endpoints: endpoints,
-            refreshExpiresAt: try object.integer("refresh_expires_at_ms").map { Self.date(milliseconds: $0) }
+            refreshExpiresAt: try object.integer("refresh_expires_at_ms").map { Self.date(milliseconds: $0) },
+            certificateThumbprint: try object.string("cnf_x5t_s256")
         )
     }
 }

@@ -41,6 +41,10 @@ public struct TokenSet: Sendable, Equatable {
     /// other endpoints). Empty for sets stored before endpoints were kept: they get them on their
     /// next refresh.
     public var endpoints: [String: URL]
+    /// The `x5t#S256` thumbprint of the TLS client certificate the access token is bound to
+    /// (RFC 8705 §3), or `nil` for a bearer token. A bound token is sent only through a transport
+    /// that presents that certificate.
+    public var certificateThumbprint: String?
 
     /// Creates a token set.
     public init(
@@ -54,7 +58,8 @@ public struct TokenSet: Sendable, Equatable {
         subject: String? = nil,
         displayName: String? = nil,
         endpoints: [String: URL] = [:],
-        refreshExpiresAt: Date? = nil
+        refreshExpiresAt: Date? = nil,
+        certificateThumbprint: String? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -67,6 +72,7 @@ public struct TokenSet: Sendable, Equatable {
         self.displayName = displayName
         self.endpoints = endpoints
         self.refreshExpiresAt = refreshExpiresAt.map(Self.wholeMilliseconds)
+        self.certificateThumbprint = certificateThumbprint
     }
 
     /// The endpoints of `metadata` that tokens are bound to.
@@ -133,6 +139,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
         if let refreshExpiresAt { parts.append("refresh token expires \(refreshExpiresAt.formatted(.iso8601))") }
         if idToken != nil { parts.append("ID token") }
         if let expiresAt { parts.append("expires \(expiresAt.formatted(.iso8601))") }
+        if certificateThumbprint != nil { parts.append("bound to a client certificate") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
         return "TokenSet(" + parts.joined(separator: ", ") + ")"
     }
@@ -155,6 +162,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "subject": subject as Any,
                 "displayName": displayName as Any,
                 "endpoints": endpoints,
+                "certificateThumbprint": certificateThumbprint as Any,
             ],
             displayStyle: .struct
         )

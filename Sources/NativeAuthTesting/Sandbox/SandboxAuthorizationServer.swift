@@ -137,6 +137,12 @@ public final class SandboxAuthorizationServer: Sendable {
         public var redirectURIs: [String]
         /// The allowed `post_logout_redirect_uri`s, matched the same way.
         public var postLogoutRedirectURIs: [String]
+        /// For a client that authenticates with a TLS client certificate (RFC 8705
+        /// `tls_client_auth`, on a sandbox served with a client CA): the certificate's SHA-256
+        /// thumbprint (`x5t#S256`). Its token requests must come with that certificate, and its
+        /// access tokens are bound to it: the userinfo endpoint and the resource refuse them
+        /// without it. `nil`, the default, for other clients.
+        public var certificateThumbprint: String?
 
         /// Creates a client.
         ///
@@ -329,6 +335,14 @@ public final class SandboxAuthorizationServer: Sendable {
     public var rotatesRefreshTokens: Bool {
         get { core.state.withLockedValue { $0.rotateRefreshTokens } }
         set { core.state.withLockedValue { $0.rotateRefreshTokens = newValue } }
+    }
+
+    /// How many requests an endpoint received at its mutual-TLS alias (`/mtls/…`, RFC 8705 §5).
+    ///
+    /// - Parameter endpoint: The endpoint.
+    /// - Returns: The count.
+    public func aliasRequestCount(_ endpoint: Endpoint) -> Int {
+        core.state.withLockedValue { $0.aliasRequestCounts[endpoint, default: 0] }
     }
 
     /// How many requests an endpoint received (failed ones included).

@@ -104,20 +104,27 @@ extension SandboxCore {
     // MARK: Token
 
     func token(_ request: TestRequest) -> TestResponse {
-        authenticated(request) { client in grant(request.form, client: client) }
+        authenticated(request) { client in
+            // A mutual-TLS client's access tokens are bound to its certificate (RFC 8705 §3).
+            let binding = client.certificateThumbprint == nil ? nil : request.clientCertificateThumbprint
+            return grant(request.form, client: client, binding: binding)
+        }
     }
 
-    func grant(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+    func grant(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String? = nil) -> TestResponse {
         switch form.first(named: "grant_type") {
-        case SandboxAuthorizationServer.Grant.authorizationCode.rawValue: return exchangeCode(form, client: client)
-        case SandboxAuthorizationServer.Grant.refreshToken.rawValue: return refresh(form, client: client)
-        case SandboxAuthorizationServer.Grant.deviceCode.rawValue: return redeemDeviceCode(form, client: client)
+        case SandboxAuthorizationServer.Grant.authorizationCode.rawValue:
+            return exchangeCode(form, client: client, binding: binding)
+        case SandboxAuthorizationServer.Grant.refreshToken.rawValue:
+            return refresh(form, client: client, binding: binding)
+        case SandboxAuthorizationServer.Grant.deviceCode.rawValue:
+            return redeemDeviceCode(form, client: client, binding: binding)
         case nil: return oauthError("invalid_request", "grant_type is missing")
         default: return oauthError("unsupported_grant_type", "this grant type is not supported")
         }
     }
 
-    func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+    func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse {
         // A code is used at most once, whatever happens next.
         let issued = state.withLockedValue { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
         guard let issued, issued.expiresAt > now else {
@@ -137,10 +144,12 @@ extension SandboxCore {
         else {
             return oauthError("invalid_grant", "the code_verifier does not match the code_challenge")
         }
-        return issueTokens(issued.authorization, includeNonce: true, newRefreshToken: true)
+        var authorization = issued.authorization
+        authorization.certificateThumbprint = binding
+        return issueTokens(authorization, includeNonce: true, newRefreshToken: true)
     }
 
-    func refresh(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+    func refresh(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse {
         let token = form.first(named: "refresh_token") ?? ""
         let now = now
         let (record, rotate) = state.withLockedValue { state in (state.refreshTokens[token], state.rotateRefreshTokens)
@@ -166,6 +175,7 @@ extension SandboxCore {
             }
         }
         state.withLockedValue { $0.refreshesBySubject[record.authorization.subject, default: 0] += 1 }
+        record.authorization.certificateThumbprint = binding
         return issueTokens(record.authorization, includeNonce: false, newRefreshToken: rotate)
     }
 
@@ -312,7 +322,9 @@ extension SandboxCore {
         userCode.uppercased().filter { $0.isLetter || $0.isNumber }
     }
 
-    func redeemDeviceCode(_ form: [FormField], client: SandboxAuthorizationServer.Client) -> TestResponse {
+    func redeemDeviceCode(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?)
+        -> TestResponse
+    {
         let deviceCode = form.first(named: "device_code") ?? ""
         let now = now
         enum Outcome {
@@ -347,7 +359,7 @@ extension SandboxCore {
         case .approved(let record, let subject):
             let authorization = Authorization(
                 clientID: record.clientID, subject: subject, scopes: record.scopes, authTime: now, nonce: nil,
-                family: SecureRandom.token(bytes: 12))
+                family: SecureRandom.token(bytes: 12), certificateThumbprint: binding)
             return issueTokens(authorization, includeNonce: false, newRefreshToken: true)
         }
     }

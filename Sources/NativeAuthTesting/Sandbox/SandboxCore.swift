@@ -19,6 +19,8 @@ final class SandboxCore: Sendable {
         var nonce: String?
         /// Tokens of one sign-in share a family: revoking its refresh token revokes them all.
         var family: String
+        /// The client certificate its access tokens are bound to (RFC 8705 §3), if any.
+        var certificateThumbprint: String?
     }
 
     /// An authorization request waiting on the approval page.
@@ -78,6 +80,7 @@ final class SandboxCore: Sendable {
         var deviceCodes: [String: DeviceCode] = [:]
         var userCodes: [String: String] = [:]
         var requestCounts: [Endpoint: Int] = [:]
+        var aliasRequestCounts: [Endpoint: Int] = [:]
         var grantCounts: [Grant: Int] = [:]
         var refreshesBySubject: [String: Int] = [:]
         var errorCounts: [String: Int] = [:]
@@ -120,12 +123,15 @@ final class SandboxCore: Sendable {
     // MARK: Dispatch
 
     func handle(_ request: TestRequest) async -> TestResponse {
-        let path = request.path
+        var path = request.path
+        let alias = path.hasPrefix("/mtls/") && servesMutualTLS
+        if alias { path.removeFirst("/mtls".count) }
         let endpoint: Endpoint? =
             path == "/.well-known/oauth-authorization-server" ? .discovery : Endpoint(rawValue: path)
         guard let endpoint else { return .text("not found", status: 404) }
         let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
+            if alias { state.aliasRequestCounts[endpoint, default: 0] += 1 }
             if endpoint == .token, let grant = Grant(rawValue: request.form.first(named: "grant_type") ?? "") {
                 state.grantCounts[grant, default: 0] += 1
             }
@@ -190,10 +196,23 @@ final class SandboxCore: Sendable {
             ["error": .string(code), "error_description": .string(description)], status: status, headers: headers)
     }
 
+    /// Whether the sandbox asks for client certificates (RFC 8705): served with a client CA.
+    var servesMutualTLS: Bool { configuration.tls?.clientCAFile != nil }
+
     func discovery(_ issuer: String) -> JSONObject {
         func url(_ endpoint: Endpoint) -> JSONValue { .string(issuer + endpoint.rawValue) }
-        let authMethods: JSONValue = ["none", "client_secret_basic", "client_secret_post"]
-        return [
+        var authMethods: JSONValue = ["none", "client_secret_basic", "client_secret_post"]
+        var mutualTLS: JSONObject = [:]
+        if servesMutualTLS {
+            authMethods = ["none", "client_secret_basic", "client_secret_post", "tls_client_auth"]
+            mutualTLS["tls_client_certificate_bound_access_tokens"] = true
+            mutualTLS["mtls_endpoint_aliases"] = [
+                "token_endpoint": .string(issuer + "/mtls" + Endpoint.token.rawValue),
+                "userinfo_endpoint": .string(issuer + "/mtls" + Endpoint.userInfo.rawValue),
+                "revocation_endpoint": .string(issuer + "/mtls" + Endpoint.revocation.rawValue),
+            ]
+        }
+        var document: JSONObject = [
             "issuer": .string(issuer),
             "authorization_endpoint": url(.authorization),
             "token_endpoint": url(.token),
@@ -219,6 +238,8 @@ final class SandboxCore: Sendable {
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
         ]
+        for member in mutualTLS { document[member.key] = member.value }
+        return document
     }
 
     /// Whether `uri` is one of `registered`: exactly, or on any port for a loopback address.
@@ -253,6 +274,13 @@ final class SandboxCore: Sendable {
             secret = String(pair[pair.index(after: colon)...]).removingPercentEncoding
         }
         guard let client = client(id) else { return oauthError("invalid_client", "unknown client", status: 401) }
+        if let expected = client.certificateThumbprint {
+            guard let presented = request.clientCertificateThumbprint, presented == expected else {
+                return oauthError(
+                    "invalid_client", "the client must authenticate with its registered TLS client certificate",
+                    status: 401)
+            }
+        }
         if let expected = client.secret {
             guard let secret, ConstantTime.equals(secret, expected) else {
                 return oauthError("invalid_client", "wrong or missing client secret", status: 401)
@@ -270,6 +298,10 @@ final class SandboxCore: Sendable {
             guard let record = state.accessTokens[token] else { return nil }
             guard record.expiresAt > now else {
                 state.accessTokens[token] = nil
+                return nil
+            }
+            // A certificate-bound token is worth nothing without its certificate (RFC 8705 §3).
+            if let bound = record.authorization.certificateThumbprint, request.clientCertificateThumbprint != bound {
                 return nil
             }
             return (token, record)
