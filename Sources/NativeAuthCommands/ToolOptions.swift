@@ -9,6 +9,9 @@ internal import NativeAuthKeyring
 ///
 /// - `--issuer`, `--client-id`, `--client-secret`, `--client-secret-file`, `--scope`, `--client-auth`, `--provider`,
 ///   `--config FILE`, `--store DIR` and `--token-storage auto|keyring|file|none`;
+/// - the HTTP transport's trust: `--ca-file`, `--client-cert` and `--client-key` (`ca_file`,
+///   `client_cert`, `client_key`; `http_transport` picks `asynchttpclient` or `urlsession`); the
+///   proxy variables and `SSL_CERT_FILE` are read as curl reads them;
 /// - one option per setting the registered providers declare (`AuthProvider.settings`: Cognito's
 ///   `--user-pool-id`, GitHub's `--host`), with the declaration's help.
 ///
@@ -144,7 +147,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     /// The authenticator these options describe, for the account they choose (`--account`,
     /// `NATIVEAUTH_ACCOUNT`, a `.nativeauth.json`, else the active account), with the token storage
     /// they choose (`--token-storage`, default `auto`: the OS keyring when one answers, else files)
-    /// and the standard transport (``TransportChoice``), logging at `NATIVEAUTH_LOG_LEVEL`.
+    /// and the standard transport (with `--ca-file`, `--client-cert`, `--client-key` and
+    /// `http_transport`), logging at `NATIVEAUTH_LOG_LEVEL`.
     ///
     /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
     ///   which win over everything else.

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -22,6 +22,8 @@ public struct TestRequest: Sendable {
     /// The SHA-256 thumbprint (`x5t#S256`, base64url) of the TLS client certificate the request
     /// came with, on a server that asks for one (``TestTLSIdentity/clientCAFile``); else `nil`.
     public var clientCertificateThumbprint: String?
+    /// The client's port: requests on one kept-alive connection share it. `nil` in memory.
+    public var remotePort: Int?
 
     /// Creates a request (the server makes these; tests of handlers may too).
     ///
@@ -32,9 +34,10 @@ public struct TestRequest: Sendable {
     ///   - body: The body.
     ///   - serverURL: The URL of the server that received it.
     ///   - clientCertificateThumbprint: The thumbprint of the TLS client certificate, if any.
+    ///   - remotePort: The client's port.
     public init(
         method: String, uri: String, headers: [(String, String)] = [], body: Data = Data(), serverURL: URL,
-        clientCertificateThumbprint: String? = nil
+        clientCertificateThumbprint: String? = nil, remotePort: Int? = nil
     ) {
         self.method = method
         self.uri = uri
@@ -42,6 +45,7 @@ public struct TestRequest: Sendable {
         self.body = body
         self.serverURL = serverURL
         self.clientCertificateThumbprint = clientCertificateThumbprint
+        self.remotePort = remotePort
     }
 
     /// The first header field with this name (case-insensitive).
@@ -276,6 +280,7 @@ public final class TestHTTPServer: Sendable {
         handler: Handler
     ) async throws {
         let channel = connection.channel
+        let remotePort = channel.remoteAddress?.port
         try await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             var thumbprint: String??
@@ -296,7 +301,7 @@ public final class TestHTTPServer: Sendable {
                         headers: head.headers.map { ($0.name, $0.value) },
                         body: body,
                         serverURL: URL(string: base) ?? URL(fileURLWithPath: "/"),
-                        clientCertificateThumbprint: thumbprint ?? nil
+                        clientCertificateThumbprint: thumbprint ?? nil, remotePort: remotePort
                     )
                     let response = await handler(request)
                     if response.delay > .zero { try await Task.sleep(for: response.delay) }
@@ -326,9 +331,8 @@ public final class TestHTTPServer: Sendable {
 extension TestHTTPServer {
     /// The `x5t#S256` thumbprint of the client certificate of a TLS connection, `nil` for none.
     fileprivate static func clientCertificateThumbprint(of channel: any Channel) async throws -> String? {
-        guard let handler = try? await channel.pipeline.handler(type: NIOSSLServerHandler.self).get(),
-            let certificate = try await channel.eventLoop.submit({ handler.peerCertificate }).get()
-        else { return nil }
+        // A plain HTTP connection has no TLS handler: no certificate.
+        guard let certificate = (try? await channel.nioSSL_peerCertificate().get()) ?? nil else { return nil }
         return Base64URL.encode(Array(SHA256.hash(data: try certificate.toDERBytes())))
     }
 }

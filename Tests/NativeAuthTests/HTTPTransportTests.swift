@@ -266,6 +266,24 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
 
     /// A provider on plain HTTP at 127.0.0.1 works, with one warning per authenticator that a
     /// loopback port is not an authenticated channel on a shared machine.
+    /// Transports with the same settings share the process's client: one kept-alive connection
+    /// serves requests from several of them, one after another.
+    @Test func asyncHTTPClientTransportsShareKeptAliveConnections() async throws {
+        let ports = NIOLockedValueBox<[Int?]>([])
+        let server = try await TestHTTPServer.start { request in
+            ports.withLockedValue { $0.append(request.remotePort) }
+            return .json("{}")
+        }
+        for _ in 0..<3 {
+            let transport = AsyncHTTPClientTransport(configuration: .init(proxy: .none))
+            _ = try await transport.send(get(server.url("/keep-alive")), body: nil)
+        }
+        await server.stop()
+        let seen = ports.withLockedValue { $0 }
+        #expect(seen.count == 3)
+        #expect(Set(seen.compactMap { $0 }).count == 1, "one connection: \(seen)")
+    }
+
     @Test func aProviderOnPlainLoopbackHTTPIsWarnedAboutOnce() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let handler = RecordingLogHandler()

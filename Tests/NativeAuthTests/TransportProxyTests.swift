@@ -172,6 +172,25 @@ import Testing
         await proxy.stop()
     }
 
+    /// A proxy that cannot reach the server answers CONNECT with its own error page (tinyproxy's
+    /// 500 or 502): a network error that names the proxy and the server, not a malformed answer.
+    @Test func aProxysErrorPageNamesTheProxy() async throws {
+        let proxy = try await TinyProxy.start()
+        let closed = try await TestHTTPServer.start { _ in .json("{}") }
+        let url = closed.url("/token")
+        await closed.stop()
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await transport(["HTTP_PROXY": proxy.url(), "NATIVEAUTH_PROXY_LOOPBACK": "1"]).send(
+                get(url), body: nil)
+        }
+        #expect(error?.code == .network)
+        #expect(error?.message.contains("the proxy 127.0.0.1:\(proxy.port)") == true)
+        #expect(error?.message.contains("did not open a connection to 127.0.0.1") == true)
+        #expect(error?.hint?.contains("NO_PROXY") == true)
+        #expect(proxy.requests == ["CONNECT 127.0.0.1:\(closed.port) HTTP/1.1"])
+        await proxy.stop()
+    }
+
     /// A proxy that is not there is a network error naming it and the variables to check.
     @Test func aProxyThatIsDownIsNamed() async throws {
         let proxy = try await TinyProxy.start()

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A real HTTP proxy for the transport tests: Debian's tinyproxy on 127.0.0.1 (`scripts/tinyproxy`),
 /// its configuration and log in a private directory.

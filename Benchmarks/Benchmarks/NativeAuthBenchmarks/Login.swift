@@ -46,7 +46,7 @@ func loginBenchmarks() {
         let auth = Authenticator(
             provider: try sandboxProvider(state.sandbox),
             store: TimedStore(FileTokenStore(directory: state.directory + "/store"), timeline),
-            transport: TimedTransport(URLSessionTransport(), timeline), logger: quiet)
+            transport: TimedTransport(StandardTransport.platformDefault(), timeline), logger: quiet)
         let presenter = TimedPresenter(scriptedBrowser(), timeline)
         let clock = ContinuousClock()
         let start = clock.now

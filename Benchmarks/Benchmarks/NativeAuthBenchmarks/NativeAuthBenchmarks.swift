@@ -10,6 +10,7 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(5),
         maxIterations: 10_000
     )
+    transportBenchmarks()
     overheadBenchmarks()
     refreshStormBenchmarks()
     crossProcessBenchmarks()

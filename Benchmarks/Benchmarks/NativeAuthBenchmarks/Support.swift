@@ -42,7 +42,7 @@ func scriptedBrowser() -> LoopbackPresenter {
 func signedIn(
     _ sandbox: SandboxAuthorizationServer,
     store: any TokenStore = MemoryTokenStore(),
-    transport: any HTTPTransport = URLSessionTransport()
+    transport: any HTTPTransport = StandardTransport.platformDefault()
 ) async throws -> Authenticator {
     let auth = Authenticator(
         provider: try sandboxProvider(sandbox), store: store, transport: transport, logger: quiet)

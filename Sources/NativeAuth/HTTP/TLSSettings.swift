@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Which certificates a transport trusts, and which certificate it shows (mutual TLS).
 ///

@@ -60,7 +60,8 @@ extension ProviderSetting {
     public static let scope = ProviderSetting("scope", help: "The scopes to ask for, space-separated.")
     /// `client_auth`: how the client authenticates at the token endpoint.
     public static let clientAuthentication = ProviderSetting(
-        "client_auth", help: "Client authentication: basic, post, none, or tls (RFC 8705 mutual TLS, with --client-cert).")
+        "client_auth",
+        help: "Client authentication: basic, post, none, or tls (RFC 8705 mutual TLS, with --client-cert).")
 
     /// The keys every provider reads, in the order people set them.
     public static let standard: [ProviderSetting] = [.issuer, .clientID, .clientSecret, .scope, .clientAuthentication]

@@ -124,7 +124,8 @@ extension SandboxCore {
         }
     }
 
-    func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse {
+    func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse
+    {
         // A code is used at most once, whatever happens next.
         let issued = state.withLockedValue { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
         guard let issued, issued.expiresAt > now else {
