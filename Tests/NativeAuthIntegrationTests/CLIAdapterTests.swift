@@ -42,7 +42,7 @@ import Testing
         func stored() async throws -> (TokenKey, TokenSet) {
             let store = FileTokenStore(directory: self.store)
             let key = try #require(try await store.keys().first)
-            return (key, try #require(try await store.load(key)))
+            return (key, try #require(try store.load(key)))
         }
 
         /// Makes the stored access token expired.

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A real HTTP proxy for the transport tests: Debian's tinyproxy on 127.0.0.1 (`scripts/tinyproxy`),
 /// its configuration and log in a private directory.
 public final class TinyProxy: Sendable {
@@ -46,6 +50,16 @@ public final class TinyProxy: Sendable {
     /// Stops it.
     public func stop() async {
         _ = try? await run("/bin/bash", [Self.script, "stop", directory.path + "/proxy"])
+    }
+
+    /// A test that ended early (a thrown error) leaves no proxy behind.
+    deinit {
+        let pidFile = directory.path + "/proxy/pid"
+        if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1
+        {
+            kill(pid, SIGKILL)
+        }
     }
 }
 

@@ -223,10 +223,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
         let verdict = pending.withLockedValue { state -> AuthError? in
-            guard var entry = state[id] else { return nil }
-            if entry.data.count + data.count > entry.exchange.limit { return tooLarge(entry.exchange, size: nil) }
-            entry.data.append(data)
-            state[id] = entry
+            guard let received = state[id]?.data.count, let exchange = state[id]?.exchange else { return nil }
+            if received + data.count > exchange.limit { return tooLarge(exchange, size: nil) }
+            // In place: a copy of the entry would make every append copy the whole body so far.
+            state[id]?.data.append(data)
             return nil
         }
         if let verdict { finish(id, with: .failure(verdict)) }
