@@ -225,7 +225,9 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
     /// is a minute, so a `CancellationError` well before either is the cancellation's doing.
     @Test(arguments: TransportUnderTest.allCases)
     func cancellingTheTaskCancelsTheRequest(kind: TransportUnderTest) async throws {
+        let arrived = Shared(false)
         let server = try await TestHTTPServer.start { _ in
+            arrived.update { $0 = true }
             var response = TestResponse.json("{}")
             response.delay = .seconds(120)
             return response
@@ -233,9 +235,34 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
         let transport = kind.make(timeout: .seconds(60))
         let request = get(server.url("/slow"))
         let task = Task { try await transport.send(request, body: nil) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Mid-request: cancelled once the server has the request (polled, for at most 30 s).
+        for _ in 0..<3_000 where !arrived.value { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(arrived.value)
         let started = ContinuousClock.now
         task.cancel()
+        let result = await task.result
+        let elapsed = ContinuousClock.now - started
+        await server.stop()
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(elapsed < .seconds(45))
+    }
+
+    /// A task cancelled before its request started: cancelled at once, not at the deadline
+    /// (URLSession's cancellation once ran before the exchange was registered, and was lost).
+    @Test(arguments: TransportUnderTest.allCases)
+    func aTaskCancelledBeforeItsRequestStartsIsCancelled(kind: TransportUnderTest) async throws {
+        let server = try await TestHTTPServer.start { _ in
+            var response = TestResponse.json("{}")
+            response.delay = .seconds(120)
+            return response
+        }
+        let transport = kind.make(timeout: .seconds(60))
+        let request = get(server.url("/slow"))
+        let started = ContinuousClock.now
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await transport.send(request, body: nil)
+        }
         let result = await task.result
         let elapsed = ContinuousClock.now - started
         await server.stop()

@@ -99,6 +99,9 @@ public final class URLSessionTransport: HTTPTransport {
         let (urlResponse, data) = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.start(exchange, continuation: continuation, timeout: configuration.timeout)
+                // A task cancelled before `start` registered the exchange ran `onCancel` too early
+                // to stop it: stop it now.
+                if Task.isCancelled { delegate.finish(exchange.id, with: .failure(CancellationError())) }
             }
         } onCancel: {
             delegate.finish(exchange.id, with: .failure(CancellationError()))
