@@ -194,7 +194,7 @@ private func authorize(
         #expect(try await browser.value.0 == 200)
         #expect(reader.cancellations == 1, "the paste prompt was cancelled")
         #expect(!reader.isWaiting)
-        #expect(await canBind(port: port), "the listener is closed")
+        #expect(await canBindSoon(port: port), "the listener is closed")
         let text = output.text
         #expect(text.contains(request.url.absoluteString))
         #expect(text.contains("ssh -L \(port):127.0.0.1:\(port) HOST"))
@@ -208,7 +208,7 @@ private func authorize(
         reader.feed(redirect(request, code: "pasted"))
         let response = try await authorize(session, request)
         #expect(response.code == "pasted")
-        #expect(await canBind(port: port), "the listener is closed")
+        #expect(await canBindSoon(port: port), "the listener is closed")
     }
 
     @Test func theEndOfTheInputKeepsWaitingForTheBrowser() async throws {
@@ -245,7 +245,7 @@ private func authorize(
         let error = await #expect(throws: AuthError.self) { try await waiting.value }
         #expect(error?.code == .loginCancelled)
         #expect(reader.cancellations == 1)
-        #expect(await canBind(port: port))
+        #expect(await canBindSoon(port: port))
     }
 }
 

@@ -89,3 +89,13 @@ public struct TestComponentError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
 }
+
+/// Whether the port can be bound within `seconds`: a listener that was just closed may take a moment
+/// to let go of it on a loaded machine (ThreadSanitizer in CI).
+public func canBindSoon(port: Int, seconds: Int = 10) async -> Bool {
+    for _ in 0..<(seconds * 20) {
+        if await canBind(port: port) { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return false
+}
