@@ -30,6 +30,16 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
         HTTPRequest(method: .get, url: url)
     }
 
+    /// A server that answers after two minutes, calling `arrived` when a request comes in.
+    private func slowServer(_ arrived: @escaping @Sendable () -> Void = {}) async throws -> TestHTTPServer {
+        try await TestHTTPServer.start { _ in
+            arrived()
+            var response = TestResponse.json("{}")
+            response.delay = .seconds(120)
+            return response
+        }
+    }
+
     @Test(arguments: TransportUnderTest.allCases)
     func returnsStatusHeadersAndBodyAndSendsUserAgentAndBody(kind: TransportUnderTest) async throws {
         let seen = NIOLockedValueBox<TestRequest?>(nil)
@@ -85,11 +95,7 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
     /// (with `timeout`) is the deadline's doing, however loaded the machine is.
     @Test(arguments: TransportUnderTest.allCases)
     func aSlowServerEndsInTimeout(kind: TransportUnderTest) async throws {
-        let server = try await TestHTTPServer.start { _ in
-            var response = TestResponse.json("{}")
-            response.delay = .seconds(120)
-            return response
-        }
+        let server = try await slowServer()
         let transport = kind.make(timeout: .milliseconds(400))
         let started = ContinuousClock.now
         let error = await #expect(throws: AuthError.self) {
@@ -226,12 +232,7 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
     @Test(arguments: TransportUnderTest.allCases)
     func cancellingTheTaskCancelsTheRequest(kind: TransportUnderTest) async throws {
         let arrived = Shared(false)
-        let server = try await TestHTTPServer.start { _ in
-            arrived.update { $0 = true }
-            var response = TestResponse.json("{}")
-            response.delay = .seconds(120)
-            return response
-        }
+        let server = try await slowServer { arrived.update { $0 = true } }
         let transport = kind.make(timeout: .seconds(60))
         let request = get(server.url("/slow"))
         let task = Task { try await transport.send(request, body: nil) }
@@ -251,11 +252,7 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
     /// (URLSession's cancellation once ran before the exchange was registered, and was lost).
     @Test(arguments: TransportUnderTest.allCases)
     func aTaskCancelledBeforeItsRequestStartsIsCancelled(kind: TransportUnderTest) async throws {
-        let server = try await TestHTTPServer.start { _ in
-            var response = TestResponse.json("{}")
-            response.delay = .seconds(120)
-            return response
-        }
+        let server = try await slowServer()
         let transport = kind.make(timeout: .seconds(60))
         let request = get(server.url("/slow"))
         let started = ContinuousClock.now
