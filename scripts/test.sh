@@ -26,7 +26,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the run has taken so far (minutes:seconds), so a slow step shows in CI's log.
+log() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 # The issues a failed `swift test` recorded, one line each and cut short, so that the end of the
 # output (all a CI excerpt may show) says what failed and why.

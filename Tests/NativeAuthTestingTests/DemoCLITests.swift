@@ -13,7 +13,12 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let steps = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains(" ms ") }
         #expect(steps.count == 8, "\(result.stdout)")
-        #expect(result.stdout.contains("refresh_token 1"), "exactly one refresh")
+        // The demo checks that step 6 sent exactly one refresh request. A 1 s token can run out
+        // again before step 7 on a loaded machine (seen under ThreadSanitizer in CI); step 7 then
+        // refreshes once more and says so.
+        #expect(result.stdout.contains("one refresh request; new access token"), "exactly one refresh")
+        let again = result.stdout.contains("(the token ran out again: refreshed)")
+        #expect(result.stdout.contains(again ? "refresh_token 2" : "refresh_token 1"))
         #expect(result.stdout.contains("Hello, alice"))
         #expect(result.stdout.hasSuffix("All 8 steps worked.\n"))
     }
