@@ -210,8 +210,10 @@ log "scaffold-provider, in a scratch copy and in a package that depends on Nativ
 bash scripts/check-scaffold.sh
 
 # --- 9. benchmarks ---------------------------------------------------------------------------------
+# In this checkout's build directory, like check-scaffold.sh: the dependencies the two packages share
+# (SwiftNIO, AsyncHTTPClient, BoringSSL) are not compiled a second time.
 log "building the Benchmarks package (not running it: scripts/benchmarks does)"
-swift build --package-path Benchmarks
+swift build --package-path Benchmarks --scratch-path .build
 
 # --- 10. fuzzing smoke run ------------------------------------------------------------------------
 log "fuzzing each parser of untrusted input for 30 s (scripts/fuzz; longer runs: Fuzz/RUNS.md)"
