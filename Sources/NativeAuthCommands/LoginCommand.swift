@@ -9,7 +9,10 @@ internal import NativeAuth
 /// - `--no-browser`: prints the URL, then takes the browser's redirect on loopback (when the port
 ///   is forwarded) or the address the browser ends on, pasted on stdin, whichever comes first;
 /// - `--paste`: prints the URL and reads the pasted address (or code) from stdin;
-/// - `--device`: the device authorization grant; the prompt's lines start with `Code: ` and `Open: `.
+/// - `--device`: the device authorization grant; the prompt's lines start with `Code: ` and `Open: `;
+/// - `--client-credentials`: no person: the client signs in as itself (RFC 6749 §4.4), with its
+///   secret, its key (`--client-assertion-key`) or its TLS certificate; the tokens are asked for
+///   again when they expire.
 ///
 /// The sign-in is kept as an account named after who signed in, or `--account NAME`; signing in as
 /// a stored account replaces its tokens, and the first account becomes the active one.
@@ -38,6 +41,11 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Flag(name: .long, help: "Sign in by entering a code on another device (OAuth device authorization grant).")
     var device = false
 
+    @Flag(
+        name: .customLong("client-credentials"),
+        help: "Sign in as the client itself, with no person (client credentials grant): for CI, services and agents.")
+    var clientCredentials = false
+
     @Option(
         name: .customLong("device-endpoint"),
         help: "The device authorization endpoint, for providers whose metadata names none."
@@ -51,8 +59,8 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public init() {}
 
     public func validate() throws {
-        guard [noBrowser, paste, device].filter({ $0 }).count <= 1 else {
-            throw ValidationError("choose one of --no-browser, --paste and --device")
+        guard [noBrowser, paste, device, clientCredentials].filter({ $0 }).count <= 1 else {
+            throw ValidationError("choose one of --no-browser, --paste, --device and --client-credentials")
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if deviceEndpoint != nil, !device {
@@ -67,13 +75,16 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let prepared = try await options.prepare(settings: settings, use: .none)
             let accounts = prepared.accounts
             let name = prepared.named?.name
-            let presenter = device ? nil : try presenter()
+            let presenter = device || clientCredentials ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
-            let showsProgress = !paste && !noBrowser
+            let showsProgress = !paste && !noBrowser && !clientCredentials
+            let clientCredentials = clientCredentials
             let signIn = try await CommandSupport.cancellingOnSignals {
                 let signIn: @Sendable () async throws -> Accounts.SignIn = {
-                    if let presenter {
+                    if clientCredentials {
+                        try await accounts.loginWithClientCredentials(name: name)
+                    } else if let presenter {
                         try await accounts.login(presenter: presenter, name: name)
                     } else {
                         try await accounts.loginWithDevice(name: name)

@@ -7,7 +7,8 @@ internal import NativeAuthKeyring
 /// The options every command of a tool takes, and the authenticator they describe: where to sign
 /// in, as whom, where tokens are kept, and the settings the tool's providers declare.
 ///
-/// - `--issuer`, `--client-id`, `--client-secret`, `--client-secret-file`, `--scope`, `--client-auth`, `--provider`,
+/// - `--issuer`, `--client-id`, `--client-secret`, `--client-secret-file`, `--scope`, `--client-auth`,
+///   `--client-assertion-key` (and its `--client-assertion-kid`), `--provider`,
 ///   `--config FILE`, `--store DIR` and `--token-storage auto|keyring|file|none`;
 /// - the HTTP transport's trust: `--ca-file`, `--client-cert` and `--client-key` (`ca_file`,
 ///   `client_cert`, `client_key`; `http_transport` picks `asynchttpclient` or `urlsession`); the
@@ -54,6 +55,16 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
 
     @Option(name: .customLong("client-auth"), help: ArgumentHelp(ProviderSetting.clientAuthentication.help))
     var clientAuth: String?
+
+    @Option(
+        name: .customLong("client-assertion-key"),
+        help: ArgumentHelp(ProviderSetting.clientAssertionKey.help, valueName: "file"))
+    var clientAssertionKey: String?
+
+    @Option(
+        name: .customLong("client-assertion-kid"),
+        help: ArgumentHelp(ProviderSetting.clientAssertionKeyID.help, valueName: "kid"))
+    var clientAssertionKeyID: String?
 
     @Option(name: .long, help: "The provider id (as registered by the tool).")
     var provider: String?
@@ -324,6 +335,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("ca_file", caFile.map { ToolInvocation.absolute($0) }),
             ("client_cert", clientCert.map { ToolInvocation.absolute($0) }),
             ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
+            ("client_assertion_key", clientAssertionKey.map { ToolInvocation.absolute($0) }),
+            ("client_assertion_kid", clientAssertionKeyID),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }
@@ -348,6 +361,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("ca_file", caFile.map { ToolInvocation.absolute($0) }),
             ("client_cert", clientCert.map { ToolInvocation.absolute($0) }),
             ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
+            ("client_assertion_key", clientAssertionKey.map { ToolInvocation.absolute($0) }),
+            ("client_assertion_kid", clientAssertionKeyID),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }

@@ -41,7 +41,7 @@ import Testing
         /// The one stored set, and its key.
         func stored() async throws -> (TokenKey, TokenSet) {
             let store = FileTokenStore(directory: self.store)
-            let key = try #require(try await store.keys().first)
+            let key = try #require(try store.keys().first)
             return (key, try #require(try store.load(key)))
         }
 
@@ -49,7 +49,7 @@ import Testing
         func expireAccessToken() async throws {
             var (key, tokens) = try await stored()
             tokens.expiresAt = Date(timeIntervalSinceNow: -30)
-            try await FileTokenStore(directory: store).save(tokens, for: key)
+            try FileTokenStore(directory: store).save(tokens, for: key)
         }
     }
 

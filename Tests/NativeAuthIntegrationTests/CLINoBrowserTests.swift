@@ -134,9 +134,11 @@ import Testing
     }
 
     @Test func theWaysInExcludeEachOther() async throws {
-        let result = try await run(cli, ["login", "--paste", "--device", "--client-id", "c"])
-        #expect(result.status == 64)
-        #expect(result.stderr.contains("choose one of --no-browser, --paste and --device"))
+        for ways in [["--paste", "--device"], ["--client-credentials", "--no-browser"]] {
+            let result = try await run(cli, ["login"] + ways + ["--client-id", "c"])
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("choose one of --no-browser, --paste, --device and --client-credentials"))
+        }
     }
 }
 

@@ -19,6 +19,9 @@ struct TestServer: Sendable {
     let confidentialClientSecret: String
     let deviceClientID: String
     let deviceAuthorizationEndpoint: URL
+    /// A confidential client allowed the client credentials grant only.
+    let serviceClientID: String
+    let serviceClientSecret: String
 
     /// The repository's root, from this file's place in it.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -56,7 +59,9 @@ struct TestServer: Sendable {
             confidentialClientID: try object.requiredString("confidential_client_id"),
             confidentialClientSecret: try object.requiredString("confidential_client_secret"),
             deviceClientID: try object.requiredString("device_client_id"),
-            deviceAuthorizationEndpoint: device
+            deviceAuthorizationEndpoint: device,
+            serviceClientID: try object.requiredString("service_client_id"),
+            serviceClientSecret: try object.requiredString("service_client_secret")
         )
     }
 

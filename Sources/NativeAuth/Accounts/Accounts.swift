@@ -178,6 +178,14 @@ public struct Accounts: Sendable {
         return try await keep(tokens, name: name)
     }
 
+    /// Gets tokens for the client itself (see ``Authenticator/loginWithClientCredentials(scopes:)``)
+    /// and keeps them as ``login(presenter:scopes:name:)`` does: under `name`, by default the client id.
+    public func loginWithClientCredentials(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
+        if let name { try Self.validate(name: name) }
+        let tokens = try await authenticator.signInWithClientCredentials(scopes: scopes)
+        return try await keep(tokens, name: name)
+    }
+
     private func keep(_ tokens: TokenSet, name: String?) async throws -> SignIn {
         let (tokens, suggested) = try await authenticator.identified(tokens)
         var account = name ?? suggested ?? TokenKey.defaultAccount

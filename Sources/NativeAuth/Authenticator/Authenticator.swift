@@ -148,6 +148,40 @@ public final class Authenticator: Sendable {
         try await keep(try await signInWithDevice(display: display, scopes: scopes), "signed in with a device code")
     }
 
+    /// Gets tokens for the client itself with the client credentials grant (RFC 6749 §4.4): for
+    /// CI jobs, services and agents that act as themselves, with no person and no browser.
+    ///
+    /// The client authenticates as its configuration says: a secret (`client_secret_basic` or
+    /// `client_secret_post`), a signed assertion (`private_key_jwt` with
+    /// ``ProviderConfiguration/clientAssertionKey``, or `client_secret_jwt`), or a TLS client
+    /// certificate. The tokens are stored like a sign-in's, with the client id as their subject,
+    /// and marked renewable (``TokenSet/renewableGrant``): when the access token expires,
+    /// ``accessToken(minimumValidity:)`` and ``send(_:body:)`` ask for a new one, once however
+    /// many callers and processes wait, exactly as they refresh.
+    ///
+    /// - Parameter scopes: The scopes to ask for; default: the configuration's, without `openid`
+    ///   (there is no person to identify). None sends no `scope`: the server's default.
+    /// - Returns: The new tokens.
+    /// - Throws: ``AuthError``: ``AuthError/Code/tokenExchangeFailed`` when the server refuses
+    ///   (`invalid_client`, `unauthorized_client`); nothing is stored then.
+    @discardableResult
+    public func loginWithClientCredentials(scopes: [String]? = nil) async throws -> TokenSet {
+        try await keep(try await signInWithClientCredentials(scopes: scopes), "signed in as the client")
+    }
+
+    /// The tokens of a client credentials grant, not stored yet.
+    func signInWithClientCredentials(scopes: [String]?) async throws -> TokenSet {
+        let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }
+        let metadata = try await client.metadata()
+        var tokens = try await client.tokens(
+            for: .clientCredentials(scopes: scopes), metadata: metadata, requestedScopes: scopes)
+        tokens.idToken = nil
+        tokens.renewableGrant = .clientCredentials
+        tokens.subject = provider.configuration.clientID
+        tokens.displayName = provider.configuration.clientID
+        return tokens
+    }
+
     /// Stores the tokens of a new sign-in (``identified(_:)`` first), and notes who signed in.
     func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
         let tokens = try await identified(tokens).tokens

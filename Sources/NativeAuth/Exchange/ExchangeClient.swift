@@ -121,6 +121,17 @@ package final class ExchangeClient: Sendable {
         read: (HTTPResponse, Data) -> Result<T, Refusal>
     ) async -> Result<T, Refusal> {
         var request = request
+        // A signed assertion cannot be made in the provider's synchronous hook: it is made here,
+        // fresh for each request, when the standard method needs one.
+        let method = ClientAuthentication.standard(for: provider.configuration, metadata: metadata)
+        if method.usesAssertion {
+            do {
+                request.clientAssertion = try await ClientAssertion.make(
+                    method, configuration: provider.configuration, audience: metadata.tokenEndpoint, now: clock.now())
+            } catch {
+                return .failure(Refusal(error: error, object: nil))
+            }
+        }
         provider.prepare(&request, metadata: metadata)
         let (httpRequest, body) = request.httpRequest()
         // A server that echoes what it was sent must not get it printed: the values this request

@@ -25,6 +25,8 @@ public struct Grant: Sendable {
         public static let refreshToken = Self(rawValue: "refresh_token")
         /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4).
         public static let deviceCode = Self(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
+        /// `client_credentials` (RFC 6749 §4.4): the client acts for itself, with no person.
+        public static let clientCredentials = Self(rawValue: "client_credentials")
     }
 
     /// The grant type.
@@ -61,6 +63,18 @@ public struct Grant: Sendable {
     /// - Parameter code: The `device_code` from the device authorization response.
     public static func deviceCode(_ code: String) -> Grant {
         Grant(kind: .deviceCode, parameters: [FormField("device_code", code)])
+    }
+
+    /// The client's own credentials (RFC 6749 §4.4): a workload asking for tokens for itself. Its
+    /// authentication at the token endpoint (a secret, a signed assertion, a TLS certificate) is
+    /// the whole grant.
+    ///
+    /// - Parameter scopes: The scopes to ask for; none sends no `scope` (the server's default).
+    public static func clientCredentials(scopes: [String]) -> Grant {
+        Grant(
+            kind: .clientCredentials,
+            parameters: scopes.isEmpty ? [] : [FormField("scope", scopes.joined(separator: " "))]
+        )
     }
 
     /// What an error while redeeming this grant is about: ``AuthOperation/refresh`` for a refresh

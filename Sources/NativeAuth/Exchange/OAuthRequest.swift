@@ -20,6 +20,10 @@ public struct OAuthRequest: Sendable {
     @_spi(Provider) public var headerFields: HTTPFields
     /// The form fields, in order. They hold secrets: never print them.
     @_spi(Provider) public var form: [FormField]
+    /// The signed client assertion NativeAuth made for this request when the client authenticates
+    /// with `private_key_jwt` or `client_secret_jwt` (``ClientAuthentication/usesAssertion``); a
+    /// new one, with its own `jti`, for every request. A secret.
+    @_spi(Provider) public var clientAssertion: String?
 
     /// A token request redeeming `grant`.
     package init(tokenEndpoint url: URL, grant: Grant) {
@@ -37,7 +41,8 @@ public struct OAuthRequest: Sendable {
 
     /// Adds client authentication as RFC 6749 §2.3.1 describes: `client_id` in the form for a public
     /// client, `client_id` and `client_secret` in the form for `client_secret_post`, HTTP Basic with
-    /// form-encoded id and secret for `client_secret_basic`.
+    /// form-encoded id and secret for `client_secret_basic`; `client_id`, `client_assertion_type` and
+    /// ``clientAssertion`` for `private_key_jwt` and `client_secret_jwt` (RFC 7523 §2.2).
     ///
     /// - Parameters:
     ///   - method: The client authentication method (see ``ClientAuthentication/standard(for:metadata:)``).
@@ -54,6 +59,10 @@ public struct OAuthRequest: Sendable {
         case .clientSecretPost:
             setForm("client_id", configuration.clientID)
             setForm("client_secret", secret)
+        case .privateKeyJWT, .clientSecretJWT:
+            setForm("client_id", configuration.clientID)
+            setForm("client_assertion_type", ClientAssertion.type)
+            setForm("client_assertion", clientAssertion ?? "")
         case .clientSecretBasic:
             let credentials =
                 FormURLEncoding.encode(component: configuration.clientID) + ":"
@@ -82,8 +91,9 @@ public struct OAuthRequest: Sendable {
     /// The secret values this request sends: codes, verifiers, tokens and client secrets in its form,
     /// and the credentials of its `Authorization` header. Error texts are scrubbed of them, whatever
     /// their shape.
-    var sentSecrets: [String] {
+    package var sentSecrets: [String] {
         var secrets = form.filter { Self.secretFields.contains($0.name) }.map(\.value)
+        if let clientAssertion { secrets.append(clientAssertion) }
         if let authorization = headerFields[.authorization], let space = authorization.firstIndex(of: " ") {
             let credentials = String(authorization[authorization.index(after: space)...])
             secrets.append(credentials)

@@ -11,9 +11,15 @@ public enum ClientAuthentication: String, Sendable, CaseIterable {
     case tlsClientAuth = "tls_client_auth"
     /// Mutual TLS with a self-signed certificate registered with the server (RFC 8705 §2.2).
     case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
+    /// A JWT the client signs with its private key (RFC 7523 §2.2, OIDC Core §9):
+    /// ``ProviderConfiguration/clientAssertionKey``. No secret is sent.
+    case privateKeyJWT = "private_key_jwt"
+    /// A JWT signed with the client secret as an HMAC-SHA256 key (OIDC Core §9): the secret itself
+    /// is not sent.
+    case clientSecretJWT = "client_secret_jwt"
 
-    /// Reads `none`, `post`, `basic`, `tls`, `self_signed_tls` or the full metadata names; `nil`
-    /// for anything else.
+    /// Reads `none`, `post`, `basic`, `tls`, `self_signed_tls`, `private_key_jwt`, `secret_jwt`
+    /// or the full metadata names; `nil` for anything else.
     public init?(name: String) {
         switch name.lowercased() {
         case "none": self = .none
@@ -21,19 +27,26 @@ public enum ClientAuthentication: String, Sendable, CaseIterable {
         case "basic", "client_secret_basic": self = .clientSecretBasic
         case "tls", "tls_client_auth": self = .tlsClientAuth
         case "self_signed_tls", "self_signed_tls_client_auth": self = .selfSignedTLSClientAuth
+        case "key_jwt", "private_key_jwt": self = .privateKeyJWT
+        case "secret_jwt", "client_secret_jwt": self = .clientSecretJWT
         default: return nil
         }
     }
 
     /// Whether the client proves itself with its TLS client certificate (RFC 8705).
     public var usesMutualTLS: Bool { self == .tlsClientAuth || self == .selfSignedTLSClientAuth }
+
+    /// Whether the client proves itself with a signed JWT (`client_assertion`, RFC 7523 §2.2).
+    public var usesAssertion: Bool { self == .privateKeyJWT || self == .clientSecretJWT }
 }
 
 extension ClientAuthentication {
     /// The method the standard ``AuthProvider/prepare(_:metadata:)`` uses: the configured one;
-    /// without one, `none` for a client without a secret, else the first of the metadata's
-    /// `token_endpoint_auth_methods_supported` that NativeAuth supports, `client_secret_basic` when
-    /// the metadata does not say (the OIDC default).
+    /// without one, `private_key_jwt` for a client with a ``ProviderConfiguration/clientAssertionKey``,
+    /// `none` for a client without a secret, else the first of the metadata's
+    /// `token_endpoint_auth_methods_supported` that a secret serves (`client_secret_basic`,
+    /// `client_secret_post`, `client_secret_jwt`), `client_secret_basic` when the metadata does not
+    /// say (the OIDC default).
     ///
     /// - Parameters:
     ///   - configuration: The client's registration.
@@ -43,9 +56,14 @@ extension ClientAuthentication {
         -> ClientAuthentication
     {
         if let configured = configuration.clientAuthentication { return configured }
+        if configuration.clientAssertionKey != nil { return .privateKeyJWT }
         guard let secret = configuration.clientSecret, !secret.isEmpty else { return .none }
         for name in metadata.tokenEndpointAuthMethodsSupported ?? [] {
-            if let method = ClientAuthentication(name: name), method != .none { return method }
+            if let method = ClientAuthentication(name: name),
+                [.clientSecretBasic, .clientSecretPost, .clientSecretJWT].contains(method)
+            {
+                return method
+            }
         }
         return .clientSecretBasic
     }

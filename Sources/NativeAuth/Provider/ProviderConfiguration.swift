@@ -32,6 +32,10 @@ public struct ProviderConfiguration: Sendable {
     /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
     /// ``ClientAuthentication/standard(for:metadata:)``).
     public var clientAuthentication: ClientAuthentication?
+    /// The private key of `private_key_jwt` client authentication; with one, that is the method
+    /// unless ``clientAuthentication`` says otherwise. JSON key `client_assertion_key` (a file
+    /// path; `client_assertion_kid` sets its key id).
+    public var clientAssertionKey: ClientAssertionKey?
     /// Endpoints that win over the metadata's.
     public var endpoints: EndpointOverrides
     /// Every other key of the JSON the configuration was read from, for provider modules.
@@ -52,7 +56,8 @@ public struct ProviderConfiguration: Sendable {
         clientAuthentication: ClientAuthentication? = nil,
         endpoints: EndpointOverrides = EndpointOverrides(),
         additional: JSONObject = JSONObject(),
-        requiresAnnouncedPKCE: Bool = false
+        requiresAnnouncedPKCE: Bool = false,
+        clientAssertionKey: ClientAssertionKey? = nil
     ) {
         self.provider = provider
         self.issuer = issuer
@@ -63,6 +68,7 @@ public struct ProviderConfiguration: Sendable {
         self.endpoints = endpoints
         self.additional = additional
         self.requiresAnnouncedPKCE = requiresAnnouncedPKCE
+        self.clientAssertionKey = clientAssertionKey
     }
 
     static let knownKeys: Set<String> = Set(
@@ -109,7 +115,9 @@ public struct ProviderConfiguration: Sendable {
         var authentication: ClientAuthentication?
         if let name = try string("client_auth") {
             guard let parsed = ClientAuthentication(name: name) else {
-                throw invalid("client_auth", "should be one of none, post, basic, tls, self_signed_tls")
+                throw invalid(
+                    "client_auth",
+                    "should be one of none, post, basic, tls, self_signed_tls, private_key_jwt, secret_jwt")
             }
             authentication = parsed
         }
@@ -138,7 +146,10 @@ public struct ProviderConfiguration: Sendable {
             clientAuthentication: authentication,
             endpoints: endpoints,
             additional: additional,
-            requiresAnnouncedPKCE: requiresAnnouncedPKCE
+            requiresAnnouncedPKCE: requiresAnnouncedPKCE,
+            clientAssertionKey: try string(ProviderSetting.clientAssertionKey.key).map { path throws(AuthError) in
+                try ClientAssertionKey.contentsOf(path, keyID: try string(ProviderSetting.clientAssertionKeyID.key))
+            }
         )
     }
 
@@ -216,6 +227,7 @@ extension ProviderConfiguration: CustomReflectable {
                 "clientSecret": clientSecret == nil ? "nil" : "<redacted>",
                 "scopes": scopes,
                 "clientAuthentication": clientAuthentication as Any,
+                "clientAssertionKey": clientAssertionKey.map { "\($0)" } as Any,
                 "endpoints": endpoints,
             ],
             displayStyle: .struct

@@ -61,8 +61,19 @@ extension ProviderSetting {
     /// `client_auth`: how the client authenticates at the token endpoint.
     public static let clientAuthentication = ProviderSetting(
         "client_auth",
-        help: "Client authentication: basic, post, none, or tls (RFC 8705 mutual TLS, with --client-cert).")
+        help: "Client authentication: basic, post, none, tls (RFC 8705 mutual TLS, with --client-cert), private_key_jwt"
+            + " (with --client-assertion-key) or secret_jwt.")
+    /// `client_assertion_key`: the private key of `private_key_jwt`.
+    public static let clientAssertionKey = ProviderSetting(
+        "client_assertion_key",
+        help: "A private key file (PEM or JWK: P-256, Ed25519, RSA) the client signs its token requests with"
+            + " (private_key_jwt, RFC 7523); only you may read it.")
+    /// `client_assertion_kid`: the `kid` the client's assertions carry.
+    public static let clientAssertionKeyID = ProviderSetting(
+        "client_assertion_kid", help: "The key id (kid) of the client assertion key, for servers that hold several.")
 
     /// The keys every provider reads, in the order people set them.
-    public static let standard: [ProviderSetting] = [.issuer, .clientID, .clientSecret, .scope, .clientAuthentication]
+    public static let standard: [ProviderSetting] = [
+        .issuer, .clientID, .clientSecret, .scope, .clientAuthentication, .clientAssertionKey, .clientAssertionKeyID,
+    ]
 }

@@ -50,11 +50,13 @@ package struct SecretFile {
     }
 
     /// Throws when another user may read or change the file, with the command that fixes it.
-    package func requirePrivate() throws(AuthError) {
+    ///
+    /// - Parameter what: What the file holds, for the message.
+    package func requirePrivate(holding what: String = "a client secret") throws(AuthError) {
         guard othersMayAccess else { return }
         throw AuthError(
             .configurationInvalid,
-            "\(path) holds a client secret but other users can read or change it",
+            "\(path) holds \(what) but other users can read or change it",
             hint: "run: chmod 600 '\(path)' (and make it yours), or keep the secret elsewhere"
         )
     }

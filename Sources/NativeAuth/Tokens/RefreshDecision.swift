@@ -15,6 +15,9 @@ package enum RefreshDecision: Equatable, Sendable {
     case use(TokenSet)
     /// Send this refresh token; the set is the one being refreshed.
     case refresh(TokenSet, refreshToken: String)
+    /// Ask for the set's grant again (client credentials, ``TokenSet/renewableGrant``): no refresh
+    /// token, no person; the set is the one being renewed.
+    case renew(TokenSet)
     /// Nothing can be refreshed: the person must sign in (the error says why).
     case signIn(AuthError)
 
@@ -53,6 +56,7 @@ package enum RefreshDecision: Equatable, Sendable {
             return .use(current)
         }
         guard let refreshToken = current.refreshToken else {
+            if current.renewableGrant == .clientCredentials { return .renew(current) }
             return .signIn(
                 seen == nil
                     ? AuthError(

@@ -128,7 +128,7 @@ package actor TokenLifecycle {
             return tokens.accessToken
         case .signIn(let error):
             throw error
-        case .refresh(let tokens, _):
+        case .refresh(let tokens, _), .renew(let tokens):
             return try await refresh(replacing: tokens, minimumValidity: minimumValidity).accessToken
         }
     }
@@ -183,6 +183,8 @@ package actor TokenLifecycle {
             return tokens
         case .signIn(let error):
             throw error
+        case .renew(let current):
+            return try await sendRenewal(current)
         case .refresh(let current, let refreshToken):
             do {
                 return try await sendRefresh(current, refreshToken: refreshToken)
@@ -278,6 +280,25 @@ package actor TokenLifecycle {
         return tokens
     }
 
+    /// Asks for a renewable set's grant again (client credentials: RFC 6749 §4.4 issues no refresh
+    /// token) with the scopes it holds, and stores the answer. A refusal (`invalid_client`: the
+    /// secret or key was revoked) leaves the store as it was.
+    private func sendRenewal(_ current: TokenSet) async throws -> TokenSet {
+        let metadata = try await client.metadata()
+        try current.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
+        var tokens = try await client.tokens(
+            for: .clientCredentials(scopes: current.scopes), metadata: metadata, requestedScopes: current.scopes)
+        tokens.endpoints = TokenSet.endpoints(of: metadata)
+        tokens.renewableGrant = current.renewableGrant
+        tokens.subject = current.subject
+        tokens.displayName = current.displayName
+        tokens.idToken = nil
+        try await storeCall { try await store.save(tokens, for: key) }
+        await wrote(tokens)
+        client.logger.debug("client credentials renewed")
+        return tokens
+    }
+
     // MARK: - Sending
 
     /// Sends `request` with the access token; on a 401, refreshes once (not at all when the token
@@ -288,8 +309,11 @@ package actor TokenLifecycle {
             request, body: body, accessToken: token, boundTo: binding(of: token))
         guard response.status.code == 401 else { return try checkScope(response, data) }
         if let current = try await current(), current.accessToken == token {
-            // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with.
-            guard current.refreshToken != nil else { throw refusedToken(response, data) }
+            // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with,
+            // unless the set's grant can be asked for again (client credentials).
+            guard current.refreshToken != nil || current.renewableGrant == .clientCredentials else {
+                throw refusedToken(response, data)
+            }
             _ = try await refresh(replacing: current, minimumValidity: nil)
         }
         let fresh = try await accessToken(minimumValidity: 60)

@@ -20,6 +20,7 @@ extension TokenSet {
         if let subject { object["subject"] = .string(subject) }
         if let displayName { object["display_name"] = .string(displayName) }
         if let certificateThumbprint { object["cnf_x5t_s256"] = .string(certificateThumbprint) }
+        if let renewableGrant { object["grant_type"] = .string(renewableGrant.rawValue) }
         if !endpoints.isEmpty {
             var issued = JSONObject()
             for (name, url) in endpoints.sorted(by: { $0.key < $1.key }) { issued[name] = .string(url.absoluteString) }
@@ -59,7 +60,8 @@ extension TokenSet {
             displayName: try object.string("display_name"),
             endpoints: endpoints,
             refreshExpiresAt: try object.integer("refresh_expires_at_ms").map { Self.date(milliseconds: $0) },
-            certificateThumbprint: try object.string("cnf_x5t_s256")
+            certificateThumbprint: try object.string("cnf_x5t_s256"),
+            renewableGrant: try object.string("grant_type").map(Grant.Kind.init(rawValue:))
         )
     }
 }

@@ -45,6 +45,11 @@ public struct TokenSet: Sendable, Equatable {
     /// (RFC 8705 §3), or `nil` for a bearer token. A bound token is sent only through a transport
     /// that presents that certificate.
     public var certificateThumbprint: String?
+    /// The grant that issued the set when it can be asked for again without a person:
+    /// ``Grant/Kind/clientCredentials``. Such a set needs no refresh token: when its access token
+    /// expires, NativeAuth asks the token endpoint again, once however many callers wait (as it
+    /// refreshes). `nil` for a person's sign-in. Stored as `grant_type`.
+    public var renewableGrant: Grant.Kind?
 
     /// Creates a token set.
     public init(
@@ -59,7 +64,8 @@ public struct TokenSet: Sendable, Equatable {
         displayName: String? = nil,
         endpoints: [String: URL] = [:],
         refreshExpiresAt: Date? = nil,
-        certificateThumbprint: String? = nil
+        certificateThumbprint: String? = nil,
+        renewableGrant: Grant.Kind? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -73,6 +79,7 @@ public struct TokenSet: Sendable, Equatable {
         self.endpoints = endpoints
         self.refreshExpiresAt = refreshExpiresAt.map(Self.wholeMilliseconds)
         self.certificateThumbprint = certificateThumbprint
+        self.renewableGrant = renewableGrant
     }
 
     /// The endpoints of `metadata` that tokens are bound to.
@@ -140,6 +147,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
         if idToken != nil { parts.append("ID token") }
         if let expiresAt { parts.append("expires \(expiresAt.formatted(.iso8601))") }
         if certificateThumbprint != nil { parts.append("bound to a client certificate") }
+        if let renewableGrant { parts.append("renewed by \(renewableGrant.rawValue)") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
         return "TokenSet(" + parts.joined(separator: ", ") + ")"
     }
@@ -163,6 +171,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "displayName": displayName as Any,
                 "endpoints": endpoints,
                 "certificateThumbprint": certificateThumbprint as Any,
+                "renewableGrant": renewableGrant?.rawValue as Any,
             ],
             displayStyle: .struct
         )

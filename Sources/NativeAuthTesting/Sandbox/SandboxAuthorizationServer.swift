@@ -73,6 +73,8 @@ public final class SandboxAuthorizationServer: Sendable {
         case refreshToken = "refresh_token"
         /// `urn:ietf:params:oauth:grant-type:device_code`.
         case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
+        /// `client_credentials`: for confidential clients (a secret, a key or a certificate).
+        case clientCredentials = "client_credentials"
     }
 
     /// How ID tokens are signed.
@@ -143,6 +145,12 @@ public final class SandboxAuthorizationServer: Sendable {
         /// access tokens are bound to it: the userinfo endpoint and the resource refuse them
         /// without it. `nil`, the default, for other clients.
         public var certificateThumbprint: String?
+        /// For a client that authenticates with `private_key_jwt` (RFC 7523 §2.2): the public key
+        /// its assertions must verify with, as a PEM (`BEGIN PUBLIC KEY`: P-256, RSA or Ed25519).
+        /// Such a client needs no secret; one with a secret may also use `client_secret_jwt`.
+        /// Every assertion must name the client as `iss` and `sub`, the token endpoint (or the
+        /// issuer) as `aud`, expire within five minutes, and carry a `jti` never seen before.
+        public var assertionKeyPEM: String?
 
         /// Creates a client.
         ///

@@ -119,6 +119,8 @@ extension SandboxCore {
             return refresh(form, client: client, binding: binding)
         case SandboxAuthorizationServer.Grant.deviceCode.rawValue:
             return redeemDeviceCode(form, client: client, binding: binding)
+        case SandboxAuthorizationServer.Grant.clientCredentials.rawValue:
+            return clientCredentials(form, client: client, binding: binding)
         case nil: return oauthError("invalid_request", "grant_type is missing")
         default: return oauthError("unsupported_grant_type", "this grant type is not supported")
         }

@@ -85,6 +85,8 @@ final class SandboxCore: Sendable {
         var refreshesBySubject: [String: Int] = [:]
         var errorCounts: [String: Int] = [:]
         var failures: [Endpoint: [Failure]] = [:]
+        /// `iss` and `jti` of every client assertion accepted: each counts once.
+        var usedAssertionIDs: Set<String> = []
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
@@ -201,10 +203,15 @@ final class SandboxCore: Sendable {
 
     func discovery(_ issuer: String) -> JSONObject {
         func url(_ endpoint: Endpoint) -> JSONValue { .string(issuer + endpoint.rawValue) }
-        var authMethods: JSONValue = ["none", "client_secret_basic", "client_secret_post"]
+        var authMethods: JSONValue = [
+            "none", "client_secret_basic", "client_secret_post", "private_key_jwt", "client_secret_jwt",
+        ]
         var mutualTLS: JSONObject = [:]
         if servesMutualTLS {
-            authMethods = ["none", "client_secret_basic", "client_secret_post", "tls_client_auth"]
+            authMethods = [
+                "none", "client_secret_basic", "client_secret_post", "private_key_jwt", "client_secret_jwt",
+                "tls_client_auth",
+            ]
             mutualTLS["tls_client_certificate_bound_access_tokens"] = true
             mutualTLS["mtls_endpoint_aliases"] = [
                 "token_endpoint": .string(issuer + "/mtls" + Endpoint.token.rawValue),
@@ -235,6 +242,7 @@ final class SandboxCore: Sendable {
             ],
             "token_endpoint_auth_methods_supported": authMethods,
             "revocation_endpoint_auth_methods_supported": authMethods,
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256", "EdDSA", "HS256"],
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
         ]
@@ -264,6 +272,12 @@ final class SandboxCore: Sendable {
     ) -> TestResponse {
         let form = request.form
         var id = form.first(named: "client_id")
+        if let assertion = form.first(named: "client_assertion") {
+            switch client(fromAssertion: assertion, type: form.first(named: "client_assertion_type"), clientID: id) {
+            case .success(let client): return body(client)
+            case .failure(let failure): return oauthError("invalid_client", failure.reason, status: 401)
+            }
+        }
         var secret = form.first(named: "client_secret")
         if let header = request.header("Authorization"), header.lowercased().hasPrefix("basic ") {
             guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
@@ -280,6 +294,11 @@ final class SandboxCore: Sendable {
                     "invalid_client", "the client must authenticate with its registered TLS client certificate",
                     status: 401)
             }
+        }
+        if client.assertionKeyPEM != nil, client.secret == nil {
+            return oauthError(
+                "invalid_client", "this client must authenticate with a signed assertion (private_key_jwt)",
+                status: 401)
         }
         if let expected = client.secret {
             guard let secret, ConstantTime.equals(secret, expected) else {

@@ -1,0 +1,93 @@
+import Foundation
+import LenientJSON
+@_spi(Provider) import NativeAuth
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+/// The client credentials grant against django-oauth-toolkit, a server nobody here wrote: a
+/// confidential client registered for that grant alone.
+@Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"))
+struct ClientCredentialsServerTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.load() }
+
+    @Test func aServiceSignsInAsItselfAndIsRenewedWhenItsTokenExpires() async throws {
+        let store = MemoryTokenStore()
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(
+                configuration: ProviderConfiguration(
+                    issuer: server.issuer, clientID: server.serviceClientID, clientSecret: server.serviceClientSecret,
+                    scopes: ["read"])),
+            store: store, transport: StandardTransport.platformDefault())
+        let tokens = try await auth.loginWithClientCredentials()
+        #expect(tokens.renewableGrant == .clientCredentials)
+        #expect(tokens.refreshToken == nil)
+        #expect(tokens.scopes == ["read"])
+        #expect(tokens.subject == server.serviceClientID)
+        try await auth.expireAccessToken()
+        let renewed = try await auth.accessToken()
+        #expect(renewed != tokens.accessToken)
+        #expect(try await store.load(auth.key)?.accessToken == renewed)
+    }
+
+    @Test func aClientNotRegisteredForTheGrantIsRefusedAndNothingIsStored() async throws {
+        let store = MemoryTokenStore()
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(
+                configuration: ProviderConfiguration(
+                    issuer: server.issuer, clientID: server.confidentialClientID,
+                    clientSecret: server.confidentialClientSecret, scopes: ["read"])),
+            store: store, transport: StandardTransport.platformDefault())
+        let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        #expect(error.oauthError == "unauthorized_client", "\(error)")
+        #expect(try await store.keys().isEmpty)
+    }
+}
+
+/// `login --client-credentials` with `--client-assertion-key`, as a CI job runs it, against the
+/// sandbox served on a socket.
+@Suite(.testLogging) struct ClientCredentialsCLITests {
+    let cli = cliPath("oidc-login")
+
+    @Test func aJobSignsInWithItsKeyPrintsTokensAndNeverTheKey() async throws {
+        let pair = try SandboxAuthorizationServer.ClientKeyPair(.es256)
+        var client = SandboxAuthorizationServer.Client(id: "ci-job")
+        client.assertionKeyPEM = pair.publicKeyPEM
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client]))
+        let directory = try TemporaryDirectory()
+        let key = directory.path + "/job.pem"
+        try pair.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", "ci-job", "--scope", "api", "--store",
+            directory.path + "/store",
+        ]
+
+        #expect(chmod(key, 0o640) == 0)
+        let open = try await run(cli, ["login", "--client-credentials", "--client-assertion-key", key] + connection)
+        #expect(open.status == 1)
+        #expect(open.stderr.contains("holds a private key but other users can read or change it"), "\(open.stderr)")
+        #expect(sandbox.requestCount(.token) == 0)
+
+        #expect(chmod(key, 0o600) == 0)
+        let login = try await run(cli, ["login", "--client-credentials", "--client-assertion-key", key] + connection)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "Signed in as ci-job\n")
+        #expect(sandbox.grantCount(.clientCredentials) == 1)
+
+        // Later commands need the key too: the tokens are renewed with it when they expire.
+        let token = try await run(
+            cli, ["token"] + connection, environment: ["NATIVEAUTH_CLIENT_ASSERTION_KEY": key])
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(token.stdout.trimmingCharacters(in: .newlines).count > 20)
+        let status = try await run(cli, ["status", "--json"] + connection)
+        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(object["signed_in"] == true)
+        #expect(object["subject"] == "ci-job")
+        for output in [open, login, token, status] {
+            #expect(!output.stdout.contains("PRIVATE KEY") && !output.stderr.contains("PRIVATE KEY"))
+        }
+        await sandbox.stop()
+    }
+}
