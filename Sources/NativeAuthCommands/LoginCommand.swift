@@ -12,7 +12,10 @@ internal import NativeAuth
 /// - `--device`: the device authorization grant; the prompt's lines start with `Code: ` and `Open: `;
 /// - `--client-credentials`: no person: the client signs in as itself (RFC 6749 §4.4), with its
 ///   secret, its key (`--client-assertion-key`) or its TLS certificate; the tokens are asked for
-///   again when they expire.
+///   again when they expire;
+/// - a workload's own token (`--subject-token-file`, `--subject-token-command`,
+///   `--subject-token-github-actions`): traded for tokens (RFC 8693, or `--workload-grant
+///   jwt_bearer`), read again at every renewal. No person either.
 ///
 /// The sign-in is kept as an account named after who signed in, or `--account NAME`; signing in as
 /// a stored account replaces its tokens, and the first account becomes the active one.
@@ -75,15 +78,20 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let prepared = try await options.prepare(settings: settings, use: .none)
             let accounts = prepared.accounts
             let name = prepared.named?.name
-            let presenter = device || clientCredentials ? nil : try presenter()
+            let workload = clientCredentials || accounts.authenticator.provider.configuration.workload != nil
+            if workload, device || paste || noBrowser {
+                throw AuthError(
+                    .configurationInvalid, "a subject token signs a workload in: it goes with no other way in",
+                    hint: "leave out --device, --paste and --no-browser")
+            }
+            let presenter = device || workload ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
-            let showsProgress = !paste && !noBrowser && !clientCredentials
-            let clientCredentials = clientCredentials
+            let showsProgress = !paste && !noBrowser && !workload
             let signIn = try await CommandSupport.cancellingOnSignals {
                 let signIn: @Sendable () async throws -> Accounts.SignIn = {
-                    if clientCredentials {
-                        try await accounts.loginWithClientCredentials(name: name)
+                    if workload {
+                        try await accounts.loginAsWorkload(name: name)
                     } else if let presenter {
                         try await accounts.login(presenter: presenter, name: name)
                     } else {

@@ -66,6 +66,36 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         help: ArgumentHelp(ProviderSetting.clientAssertionKeyID.help, valueName: "kid"))
     var clientAssertionKeyID: String?
 
+    @Option(
+        name: .customLong("subject-token-file"),
+        help: ArgumentHelp(ProviderSetting.subjectTokenFile.help, valueName: "file"))
+    var subjectTokenFile: String?
+
+    @Option(
+        name: .customLong("subject-token-command"),
+        help: ArgumentHelp(ProviderSetting.subjectTokenCommand.help, valueName: "command"))
+    var subjectTokenCommand: String?
+
+    @Option(
+        name: .customLong("subject-token-github-actions"),
+        help: ArgumentHelp(ProviderSetting.subjectTokenGitHubActions.help, valueName: "audience"))
+    var subjectTokenGitHubActions: String?
+
+    @Option(
+        name: .customLong("subject-token-type"),
+        help: ArgumentHelp(ProviderSetting.subjectTokenType.help, valueName: "type"))
+    var subjectTokenType: String?
+
+    @Option(
+        name: .customLong("workload-grant"),
+        help: ArgumentHelp(ProviderSetting.workloadGrant.help, valueName: "token_exchange|jwt_bearer"))
+    var workloadGrant: String?
+
+    @Option(
+        name: .customLong("token-exchange-audience"),
+        help: ArgumentHelp(ProviderSetting.tokenExchangeAudience.help, valueName: "audience"))
+    var tokenExchangeAudience: String?
+
     @Option(name: .long, help: "The provider id (as registered by the tool).")
     var provider: String?
 
@@ -337,6 +367,10 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
             ("client_assertion_key", clientAssertionKey.map { ToolInvocation.absolute($0) }),
             ("client_assertion_kid", clientAssertionKeyID),
+            ("subject_token_file", subjectTokenFile.map { ToolInvocation.absolute($0) }),
+            ("subject_token_command", subjectTokenCommand),
+            ("subject_token_github_actions", subjectTokenGitHubActions), ("subject_token_type", subjectTokenType),
+            ("workload_grant", workloadGrant), ("token_exchange_audience", tokenExchangeAudience),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }
@@ -363,6 +397,10 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
             ("client_assertion_key", clientAssertionKey.map { ToolInvocation.absolute($0) }),
             ("client_assertion_kid", clientAssertionKeyID),
+            ("subject_token_file", subjectTokenFile.map { ToolInvocation.absolute($0) }),
+            ("subject_token_command", subjectTokenCommand),
+            ("subject_token_github_actions", subjectTokenGitHubActions), ("subject_token_type", subjectTokenType),
+            ("workload_grant", workloadGrant), ("token_exchange_audience", tokenExchangeAudience),
         ]
         for (key, value) in flags {
             if let value { object[key] = .string(value) }

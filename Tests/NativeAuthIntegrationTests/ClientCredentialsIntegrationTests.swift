@@ -29,7 +29,7 @@ struct ClientCredentialsServerTests {
         try await auth.expireAccessToken()
         let renewed = try await auth.accessToken()
         #expect(renewed != tokens.accessToken)
-        #expect(try await store.load(auth.key)?.accessToken == renewed)
+        #expect(await store.load(auth.key)?.accessToken == renewed)
     }
 
     @Test func aClientNotRegisteredForTheGrantIsRefusedAndNothingIsStored() async throws {
@@ -42,7 +42,7 @@ struct ClientCredentialsServerTests {
             store: store, transport: StandardTransport.platformDefault())
         let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
         #expect(error.oauthError == "unauthorized_client", "\(error)")
-        #expect(try await store.keys().isEmpty)
+        #expect(await store.keys().isEmpty)
     }
 }
 
@@ -88,6 +88,37 @@ struct ClientCredentialsServerTests {
         for output in [open, login, token, status] {
             #expect(!output.stdout.contains("PRIVATE KEY") && !output.stderr.contains("PRIVATE KEY"))
         }
+        await sandbox.stop()
+    }
+
+    /// A pod's projected service-account token, traded at login and read again by a later command
+    /// that renews the expired tokens after the kubelet rotated the file.
+    @Test func aWorkloadTradesItsTokenFileAndALaterCommandRereadsIt() async throws {
+        let federated = SandboxAuthorizationServer.FederatedIssuer(issuer: "https://kubernetes.default.svc")
+        var configuration = SandboxAuthorizationServer.Configuration(accessTokenLifetime: .seconds(1))
+        configuration.federatedIssuers = [federated]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let tokenFile = directory.path + "/token"
+        let subject = "system:serviceaccount:apps:reporter"
+        try federated.token(subject: subject, audience: sandbox.issuer.absoluteString)
+            .write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
+            "--scope", "api", "--store", directory.path + "/store", "--subject-token-file", tokenFile,
+        ]
+        let login = try await run(cli, ["login"] + connection)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(sandbox.grantCount(.tokenExchange) == 1)
+
+        // The kubelet writes a new token for another pod identity; the access token has run out.
+        try federated.token(subject: subject + "-rotated", audience: sandbox.issuer.absoluteString)
+            .write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try await Task.sleep(for: .milliseconds(1100))
+        let token = try await run(cli, ["token"] + connection)
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(sandbox.grantCount(.tokenExchange) == 2)
+        #expect(sandbox.federatedSubjects == [subject, subject + "-rotated"], "the file was read again")
         await sandbox.stop()
     }
 }

@@ -71,7 +71,7 @@ import Testing
         #expect(fresh.first != tokens.accessToken)
         #expect(sandbox.grantCount(.clientCredentials) == 2)
         #expect(sandbox.grantCount(.refreshToken) == 0)
-        let stored = try #require(try await store.load(auth.key))
+        let stored = try #require(await store.load(auth.key))
         #expect(stored.renewableGrant == .clientCredentials)
         #expect(stored.accessToken == fresh.first)
         #expect(stored.subject == Self.serviceID)
@@ -119,7 +119,7 @@ import Testing
         let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
         #expect(error.code == .configurationInvalid, "the client's registration does not allow it")
         #expect(error.oauthError == "unauthorized_client")
-        #expect(try await store.keys().isEmpty)
+        #expect(await store.keys().isEmpty)
         await sandbox.stop()
     }
 
@@ -212,7 +212,7 @@ import Testing
         let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
         #expect(error.oauthError == "invalid_client")
         #expect(error.message.contains("signature does not verify") || error.description.contains("invalid_client"))
-        #expect(try await store.keys().isEmpty)
+        #expect(await store.keys().isEmpty)
         // Nor may it sign in with no assertion at all.
         let bare = try authenticator(
             sandbox, ProviderConfiguration(issuer: sandbox.issuer, clientID: Self.serviceID, scopes: []))

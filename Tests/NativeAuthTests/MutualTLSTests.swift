@@ -86,7 +86,7 @@ import Testing
 
         // A refresh over mutual TLS keeps the binding, and the binding survives the store's format.
         _ = try await auth.refresh()
-        let refreshed = try #require(try await store.load(auth.key))
+        let refreshed = try #require(await store.load(auth.key))
         #expect(refreshed.certificateThumbprint == clientThumbprint)
         let stored = try TokenSet(storageJSON: try #require(refreshed.storageJSON.objectValue))
         #expect(stored.certificateThumbprint == clientThumbprint)

@@ -186,6 +186,15 @@ public struct Accounts: Sendable {
         return try await keep(tokens, name: name)
     }
 
+    /// Gets tokens with the configuration's workload grant (see
+    /// ``Authenticator/loginAsWorkload(scopes:)``) and keeps them as ``login(presenter:scopes:name:)``
+    /// does: under `name`, by default the client id.
+    public func loginAsWorkload(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
+        if let name { try Self.validate(name: name) }
+        let tokens = try await authenticator.signInAsWorkload(scopes: scopes)
+        return try await keep(tokens, name: name)
+    }
+
     private func keep(_ tokens: TokenSet, name: String?) async throws -> SignIn {
         let (tokens, suggested) = try await authenticator.identified(tokens)
         var account = name ?? suggested ?? TokenKey.defaultAccount

@@ -169,6 +169,41 @@ public final class Authenticator: Sendable {
         try await keep(try await signInWithClientCredentials(scopes: scopes), "signed in as the client")
     }
 
+    /// Gets tokens for a workload from a token of its own: the configuration's ``WorkloadGrant``
+    /// (RFC 8693 token exchange, or an RFC 7523 JWT bearer grant), the subject token read from its
+    /// source now. Without one, the client credentials grant, as
+    /// ``loginWithClientCredentials(scopes:)``.
+    ///
+    /// The tokens are stored like a sign-in's and marked renewable: when they expire, the subject
+    /// token is read again (a rotated Kubernetes token, a new CI token) and traded again, once
+    /// however many callers wait. Their subject is the client id.
+    ///
+    /// - Parameter scopes: The scopes to ask for; default: the configuration's without `openid`.
+    /// - Returns: The new tokens.
+    /// - Throws: ``AuthError``: the source's failure (a missing file, a failing command), or the
+    ///   server's refusal (`invalid_grant` for a subject token it does not accept); nothing is
+    ///   stored then.
+    @discardableResult
+    public func loginAsWorkload(scopes: [String]? = nil) async throws -> TokenSet {
+        try await keep(try await signInAsWorkload(scopes: scopes), "signed in as a workload")
+    }
+
+    /// The tokens of the configuration's workload grant (client credentials without one), not stored yet.
+    func signInAsWorkload(scopes: [String]?) async throws -> TokenSet {
+        guard let workload = provider.configuration.workload else {
+            return try await signInWithClientCredentials(scopes: scopes)
+        }
+        let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }
+        let metadata = try await client.metadata()
+        let grant = try await workload.grant(scopes: scopes, transport: client.transport)
+        var tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes)
+        tokens.idToken = nil
+        tokens.renewableGrant = workload.kind
+        tokens.subject = provider.configuration.clientID
+        tokens.displayName = provider.configuration.clientID
+        return tokens
+    }
+
     /// The tokens of a client credentials grant, not stored yet.
     func signInWithClientCredentials(scopes: [String]?) async throws -> TokenSet {
         let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }

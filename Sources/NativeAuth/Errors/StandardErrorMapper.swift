@@ -143,7 +143,9 @@ public struct StandardErrorMapper: ErrorMapper {
             message = "the refresh token is no longer valid (expired, revoked or already used)"
             hint = "sign in again"
         case "invalid_grant":
-            message = "the grant (authorization code, device code or verifier) is invalid, expired or already used"
+            message =
+                "the grant (an authorization code, device code or verifier; a workload's subject token or assertion)"
+                + " is invalid, expired or already used"
         case "invalid_client", "unauthorized_client":
             code = .configurationInvalid
             message = "the server did not accept this client (\(oauth.error))"

@@ -27,6 +27,43 @@ public struct Grant: Sendable {
         public static let deviceCode = Self(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
         /// `client_credentials` (RFC 6749 §4.4): the client acts for itself, with no person.
         public static let clientCredentials = Self(rawValue: "client_credentials")
+        /// `urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693): a token from elsewhere (a
+        /// workload identity) traded for this server's.
+        public static let tokenExchange = Self(rawValue: "urn:ietf:params:oauth:grant-type:token-exchange")
+        /// `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 §2.1): a JWT from a trusted
+        /// issuer as the grant.
+        public static let jwtBearer = Self(rawValue: "urn:ietf:params:oauth:grant-type:jwt-bearer")
+    }
+
+    /// A token type identifier of token exchange (RFC 8693 §3).
+    public struct TokenType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The URI.
+        public let rawValue: String
+
+        /// Creates a token type.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public var description: String { rawValue }
+
+        /// `urn:ietf:params:oauth:token-type:jwt`: any JWT (a Kubernetes service-account token, a
+        /// CI provider's OIDC token).
+        public static let jwt = Self(rawValue: "urn:ietf:params:oauth:token-type:jwt")
+        /// `urn:ietf:params:oauth:token-type:id_token`.
+        public static let idToken = Self(rawValue: "urn:ietf:params:oauth:token-type:id_token")
+        /// `urn:ietf:params:oauth:token-type:access_token`.
+        public static let accessToken = Self(rawValue: "urn:ietf:params:oauth:token-type:access_token")
+
+        /// Reads `jwt`, `id_token`, `access_token` or a full `urn:` URI; `nil` for anything else.
+        public init?(name: String) {
+            switch name {
+            case "jwt": self = .jwt
+            case "id_token": self = .idToken
+            case "access_token": self = .accessToken
+            default:
+                guard name.hasPrefix("urn:") else { return nil }
+                self.init(rawValue: name)
+            }
+        }
     }
 
     /// The grant type.
@@ -74,6 +111,47 @@ public struct Grant: Sendable {
         Grant(
             kind: .clientCredentials,
             parameters: scopes.isEmpty ? [] : [FormField("scope", scopes.joined(separator: " "))]
+        )
+    }
+
+    /// A token exchange (RFC 8693 §2.1): `subjectToken` (and, for delegation, `actorToken`) traded
+    /// for this server's tokens.
+    ///
+    /// - Parameters:
+    ///   - subjectToken: The token that says who the request is for.
+    ///   - subjectTokenType: Its type.
+    ///   - actorToken: The token of the party acting for the subject, and its type, if any.
+    ///   - audience: The `audience` to ask for, if any.
+    ///   - scopes: The scopes to ask for; none sends no `scope`.
+    public static func tokenExchange(
+        subjectToken: String,
+        subjectTokenType: TokenType,
+        actorToken: (token: String, type: TokenType)? = nil,
+        audience: String? = nil,
+        scopes: [String]
+    ) -> Grant {
+        var parameters = [
+            FormField("subject_token", subjectToken), FormField("subject_token_type", subjectTokenType.rawValue),
+        ]
+        if let actorToken {
+            parameters.append(FormField("actor_token", actorToken.token))
+            parameters.append(FormField("actor_token_type", actorToken.type.rawValue))
+        }
+        if let audience { parameters.append(FormField("audience", audience)) }
+        if !scopes.isEmpty { parameters.append(FormField("scope", scopes.joined(separator: " "))) }
+        return Grant(kind: .tokenExchange, parameters: parameters)
+    }
+
+    /// A JWT as the grant (RFC 7523 §2.1).
+    ///
+    /// - Parameters:
+    ///   - assertion: The JWT.
+    ///   - scopes: The scopes to ask for; none sends no `scope`.
+    public static func jwtBearer(assertion: String, scopes: [String]) -> Grant {
+        Grant(
+            kind: .jwtBearer,
+            parameters: [FormField("assertion", assertion)]
+                + (scopes.isEmpty ? [] : [FormField("scope", scopes.joined(separator: " "))])
         )
     }
 

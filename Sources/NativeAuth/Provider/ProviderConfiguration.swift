@@ -36,6 +36,11 @@ public struct ProviderConfiguration: Sendable {
     /// unless ``clientAuthentication`` says otherwise. JSON key `client_assertion_key` (a file
     /// path; `client_assertion_kid` sets its key id).
     public var clientAssertionKey: ClientAssertionKey?
+    /// How a workload gets tokens from a token of its own (token exchange, JWT bearer), for
+    /// ``Authenticator/loginAsWorkload(scopes:)`` and the renewals of what it got. JSON keys
+    /// `subject_token_file`, `subject_token_command` or `subject_token_github_actions` (one of
+    /// them), with `subject_token_type`, `workload_grant` and `token_exchange_audience`.
+    public var workload: WorkloadGrant?
     /// Endpoints that win over the metadata's.
     public var endpoints: EndpointOverrides
     /// Every other key of the JSON the configuration was read from, for provider modules.
@@ -57,7 +62,8 @@ public struct ProviderConfiguration: Sendable {
         endpoints: EndpointOverrides = EndpointOverrides(),
         additional: JSONObject = JSONObject(),
         requiresAnnouncedPKCE: Bool = false,
-        clientAssertionKey: ClientAssertionKey? = nil
+        clientAssertionKey: ClientAssertionKey? = nil,
+        workload: WorkloadGrant? = nil
     ) {
         self.provider = provider
         self.issuer = issuer
@@ -69,6 +75,7 @@ public struct ProviderConfiguration: Sendable {
         self.additional = additional
         self.requiresAnnouncedPKCE = requiresAnnouncedPKCE
         self.clientAssertionKey = clientAssertionKey
+        self.workload = workload
     }
 
     static let knownKeys: Set<String> = Set(
@@ -133,6 +140,7 @@ public struct ProviderConfiguration: Sendable {
         case .bool(let value)?: requiresAnnouncedPKCE = value
         default: throw invalid("require_pkce", "should be true or false")
         }
+        let workload = try Self.workload(string)
         var additional = JSONObject()
         for member in object where !Self.knownKeys.contains(member.key) {
             additional[member.key] = member.value
@@ -149,8 +157,56 @@ public struct ProviderConfiguration: Sendable {
             requiresAnnouncedPKCE: requiresAnnouncedPKCE,
             clientAssertionKey: try string(ProviderSetting.clientAssertionKey.key).map { path throws(AuthError) in
                 try ClientAssertionKey.contentsOf(path, keyID: try string(ProviderSetting.clientAssertionKeyID.key))
-            }
+            },
+            workload: workload
         )
+    }
+
+    /// The workload grant the settings describe, if any.
+    private static func workload(_ string: (String) throws(AuthError) -> String?) throws(AuthError) -> WorkloadGrant? {
+        var sources: [SubjectTokenSource] = []
+        if let path = try string(ProviderSetting.subjectTokenFile.key) { sources.append(.file(path)) }
+        if let line = try string(ProviderSetting.subjectTokenCommand.key) { sources.append(.command(line: line)) }
+        if let audience = try string(ProviderSetting.subjectTokenGitHubActions.key) {
+            sources.append(.gitHubActions(audience: audience))
+        }
+        let grantName = try string(ProviderSetting.workloadGrant.key)
+        guard let subject = sources.first else {
+            if grantName != nil {
+                throw AuthError(
+                    .configurationInvalid, "workload_grant needs a subject token",
+                    hint: "give --subject-token-file, --subject-token-command or --subject-token-github-actions",
+                    field: ProviderSetting.workloadGrant.key)
+            }
+            return nil
+        }
+        guard sources.count == 1 else {
+            throw AuthError(
+                .configurationInvalid,
+                "give one of subject_token_file, subject_token_command and subject_token_github_actions",
+                field: ProviderSetting.subjectTokenFile.key)
+        }
+        var type = Grant.TokenType.jwt
+        if let name = try string(ProviderSetting.subjectTokenType.key) {
+            guard let parsed = Grant.TokenType(name: name) else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "the field \"subject_token_type\" should be jwt, id_token, access_token or a urn: URI",
+                    field: ProviderSetting.subjectTokenType.key)
+            }
+            type = parsed
+        }
+        switch grantName {
+        case nil, "token_exchange":
+            return .tokenExchange(
+                subject: subject, type: type, audience: try string(ProviderSetting.tokenExchangeAudience.key))
+        case "jwt_bearer":
+            return .jwtBearer(subject)
+        default:
+            throw AuthError(
+                .configurationInvalid, "the field \"workload_grant\" should be token_exchange or jwt_bearer",
+                field: ProviderSetting.workloadGrant.key)
+        }
     }
 
     /// The value of a provider's own setting (declared in ``AuthProvider/settings``) from

@@ -72,8 +72,34 @@ extension ProviderSetting {
     public static let clientAssertionKeyID = ProviderSetting(
         "client_assertion_kid", help: "The key id (kid) of the client assertion key, for servers that hold several.")
 
+    /// `subject_token_file`: a workload's subject token, read from this file at each request.
+    public static let subjectTokenFile = ProviderSetting(
+        "subject_token_file",
+        help: "A file holding the workload's token (a Kubernetes service-account token), traded for tokens (RFC 8693)"
+            + " and read again at every request.")
+    /// `subject_token_command`: a command whose output is a workload's subject token.
+    public static let subjectTokenCommand = ProviderSetting(
+        "subject_token_command",
+        help: "A command (run without a shell) that prints the workload's token; run again at every request.")
+    /// `subject_token_github_actions`: the audience of a GitHub Actions OIDC token as the subject token.
+    public static let subjectTokenGitHubActions = ProviderSetting(
+        "subject_token_github_actions",
+        help: "Use this GitHub Actions job's OIDC token, asked for with this audience, as the workload's token.")
+    /// `subject_token_type`: the subject token's type.
+    public static let subjectTokenType = ProviderSetting(
+        "subject_token_type", help: "The workload token's type: jwt (default), id_token, access_token or a URN.")
+    /// `workload_grant`: how the subject token is used.
+    public static let workloadGrant = ProviderSetting(
+        "workload_grant",
+        help: "How the workload's token is used: token_exchange (RFC 8693, the default) or jwt_bearer (RFC 7523).")
+    /// `token_exchange_audience`: the `audience` of a token exchange.
+    public static let tokenExchangeAudience = ProviderSetting(
+        "token_exchange_audience", help: "The audience to ask a token exchange for.")
+
     /// The keys every provider reads, in the order people set them.
     public static let standard: [ProviderSetting] = [
         .issuer, .clientID, .clientSecret, .scope, .clientAuthentication, .clientAssertionKey, .clientAssertionKeyID,
+        .subjectTokenFile, .subjectTokenCommand, .subjectTokenGitHubActions, .subjectTokenType, .workloadGrant,
+        .tokenExchangeAudience,
     ]
 }

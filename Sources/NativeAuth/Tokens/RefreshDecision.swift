@@ -56,7 +56,7 @@ package enum RefreshDecision: Equatable, Sendable {
             return .use(current)
         }
         guard let refreshToken = current.refreshToken else {
-            if current.renewableGrant == .clientCredentials { return .renew(current) }
+            if current.renewableGrant != nil { return .renew(current) }
             return .signIn(
                 seen == nil
                     ? AuthError(

@@ -280,14 +280,16 @@ package actor TokenLifecycle {
         return tokens
     }
 
-    /// Asks for a renewable set's grant again (client credentials: RFC 6749 §4.4 issues no refresh
-    /// token) with the scopes it holds, and stores the answer. A refusal (`invalid_client`: the
-    /// secret or key was revoked) leaves the store as it was.
+    /// Asks for a renewable set's grant again with the scopes it holds, and stores the answer:
+    /// client credentials (RFC 6749 §4.4 issues no refresh token), or the configuration's
+    /// ``WorkloadGrant`` with its subject token read again now. A refusal (`invalid_client`: the
+    /// secret or key was revoked; `invalid_grant`: the subject token is no good) leaves the store
+    /// as it was.
     private func sendRenewal(_ current: TokenSet) async throws -> TokenSet {
         let metadata = try await client.metadata()
         try current.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
-        var tokens = try await client.tokens(
-            for: .clientCredentials(scopes: current.scopes), metadata: metadata, requestedScopes: current.scopes)
+        let grant = try await Self.renewal(of: current, configuration: client.provider.configuration, client: client)
+        var tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: current.scopes)
         tokens.endpoints = TokenSet.endpoints(of: metadata)
         tokens.renewableGrant = current.renewableGrant
         tokens.subject = current.subject
@@ -297,6 +299,27 @@ package actor TokenLifecycle {
         await wrote(tokens)
         client.logger.debug("client credentials renewed")
         return tokens
+    }
+
+    /// The grant that renews `current`.
+    static func renewal(of current: TokenSet, configuration: ProviderConfiguration, client: ExchangeClient)
+        async throws(AuthError) -> Grant
+    {
+        switch current.renewableGrant {
+        case .clientCredentials?:
+            return .clientCredentials(scopes: current.scopes)
+        case let kind? where configuration.workload?.kind == kind:
+            return try await configuration.workload?.grant(scopes: current.scopes, transport: client.transport)
+                ?? .clientCredentials(scopes: current.scopes)
+        case let kind:
+            throw AuthError(
+                .loginRequired,
+                "the tokens came from a \(kind?.rawValue ?? "sign-in") grant, and this configuration has no"
+                    + " subject token to renew them with",
+                hint:
+                    "give the subject token as at login (--subject-token-file, --subject-token-command), or sign in again"
+            )
+        }
     }
 
     // MARK: - Sending
@@ -311,7 +334,7 @@ package actor TokenLifecycle {
         if let current = try await current(), current.accessToken == token {
             // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with,
             // unless the set's grant can be asked for again (client credentials).
-            guard current.refreshToken != nil || current.renewableGrant == .clientCredentials else {
+            guard current.refreshToken != nil || current.renewableGrant != nil else {
                 throw refusedToken(response, data)
             }
             _ = try await refresh(replacing: current, minimumValidity: nil)

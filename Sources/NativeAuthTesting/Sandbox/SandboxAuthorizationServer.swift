@@ -75,6 +75,10 @@ public final class SandboxAuthorizationServer: Sendable {
         case deviceCode = "urn:ietf:params:oauth:grant-type:device_code"
         /// `client_credentials`: for confidential clients (a secret, a key or a certificate).
         case clientCredentials = "client_credentials"
+        /// `urn:ietf:params:oauth:grant-type:token-exchange`: a ``FederatedIssuer``'s token traded.
+        case tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+        /// `urn:ietf:params:oauth:grant-type:jwt-bearer`: a ``FederatedIssuer``'s token as the grant.
+        case jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     }
 
     /// How ID tokens are signed.
@@ -217,6 +221,9 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The current time, for every expiry and every `iat`; inject one (a ``TestClock``'s) to test
         /// expiry without waiting.
         public var clock: AuthClock
+        /// The issuers whose tokens the sandbox takes for a token exchange or a JWT bearer grant
+        /// (none by default).
+        public var federatedIssuers: [FederatedIssuer] = []
         /// Serve HTTPS with this certificate (and require client certificates when it names a
         /// client CA); `nil`, the default, serves plain HTTP. Set it after creating the configuration.
         public var tls: TestTLSIdentity?
@@ -383,6 +390,9 @@ public final class SandboxAuthorizationServer: Sendable {
     ///
     /// - Parameter code: The `error` member of the answer.
     /// - Returns: The count since the start or the last ``resetCounts()``.
+    /// The subjects of the federated tokens the sandbox accepted (token exchange, JWT bearer), in order.
+    public var federatedSubjects: [String] { core.state.withLockedValue { $0.federatedSubjects } }
+
     public func errorCount(_ code: String) -> Int {
         core.state.withLockedValue { $0.errorCounts[code, default: 0] }
     }

@@ -1,6 +1,6 @@
 import Crypto
 import CryptoExtras
-import Foundation
+public import Foundation
 import LenientJSON
 import NIOConcurrencyHelpers
 import NativeAuth
@@ -156,5 +156,142 @@ extension SandboxCore {
             clientID: client.id, subject: client.id, scopes: scopes, authTime: now, nonce: nil,
             family: SecureRandom.token(), certificateThumbprint: binding)
         return issueTokens(authorization, includeNonce: false, newRefreshToken: false)
+    }
+}
+
+extension SandboxAuthorizationServer {
+    /// An identity provider whose tokens the sandbox trusts as the subject of a token exchange
+    /// (RFC 8693) and as JWT bearer grants (RFC 7523 §2.1): a stand-in for a Kubernetes cluster's
+    /// service-account issuer or a CI provider's OIDC issuer. Its tokens are ES256 JWTs.
+    public struct FederatedIssuer: Sendable {
+        /// Its `iss`.
+        public let issuer: String
+        let key: P256.Signing.PrivateKey
+
+        /// Makes an issuer with a new key.
+        ///
+        /// - Parameter issuer: Its `iss`, like `https://kubernetes.default.svc`.
+        public init(issuer: String) {
+            self.issuer = issuer
+            self.key = P256.Signing.PrivateKey()
+        }
+
+        /// A token it signs.
+        ///
+        /// - Parameters:
+        ///   - subject: `sub`, the workload (`system:serviceaccount:ns:name`).
+        ///   - audience: `aud`: the sandbox's issuer (or its token endpoint) for the sandbox to take it.
+        ///   - issuedAt: `iat`; `exp` is `lifetime` later.
+        ///   - lifetime: How long it is good for.
+        public func token(
+            subject: String,
+            audience: String,
+            issuedAt: Date = Date(),
+            lifetime: TimeInterval = 600
+        ) throws -> String {
+            let issued = Int64(issuedAt.timeIntervalSince1970)
+            let claims: JSONObject = [
+                "iss": .string(issuer), "sub": .string(subject), "aud": .string(audience), "iat": .integer(issued),
+                "exp": .integer(issued + Int64(lifetime)), "jti": .string(SecureRandom.token()),
+            ]
+            let header: JSONObject = ["alg": "ES256", "typ": "JWT"]
+            let input =
+                Base64URL.encode(try JSONValue.object(header).encoded()) + "."
+                + Base64URL.encode(try JSONValue.object(claims).encoded())
+            let signature = try key.signature(for: Data(input.utf8)).rawRepresentation
+            let token = input + "." + Base64URL.encode(signature)
+            IssuedSecrets.record([token])
+            return token
+        }
+    }
+}
+
+extension SandboxCore {
+    /// The subject of a federated token (`sub`), or why it is no good: signed by a trusted
+    /// issuer's key, for this server (`aud`), not expired.
+    func federatedSubject(of token: String) -> Result<String, AssertionFailure> {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let (header, claims) = JOSEParsing.parts(ofCompactJWS: token),
+            let signature = Base64URL.decode(parts[2])
+        else { return .failure(.init("the token is not a compact JWS")) }
+        guard let issuer = (try? claims.string("iss")) ?? nil,
+            let trusted = configuration.federatedIssuers.first(where: { $0.issuer == issuer })
+        else { return .failure(.init("the token's issuer is not trusted here")) }
+        let input = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
+        guard (try? header.string("alg")) ?? nil == "ES256",
+            let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+            trusted.key.publicKey.isValidSignature(parsed, for: input)
+        else { return .failure(.init("the token's signature does not verify")) }
+        let audiences =
+            ((try? claims.string("aud")) ?? nil).map { [$0] } ?? ((try? claims.stringList("aud")) ?? nil) ?? []
+        guard audiences.contains(where: assertionAudiences.contains) else {
+            return .failure(.init("the token's aud is not this server"))
+        }
+        guard let expiry = (try? claims.integer("exp")) ?? nil, Double(expiry) > now.timeIntervalSince1970 else {
+            return .failure(.init("the token has expired"))
+        }
+        guard let subject = (try? claims.string("sub")) ?? nil, !subject.isEmpty else {
+            return .failure(.init("the token has no sub"))
+        }
+        return .success(subject)
+    }
+
+    /// A token exchange (RFC 8693): a federated subject token (and actor token, when given) for
+    /// this server's access token, `issued_token_type` saying so.
+    func tokenExchange(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?)
+        -> TestResponse
+    {
+        let jwtTypes = ["urn:ietf:params:oauth:token-type:jwt", "urn:ietf:params:oauth:token-type:id_token"]
+        guard let subjectToken = form.first(named: "subject_token"),
+            let type = form.first(named: "subject_token_type")
+        else { return oauthError("invalid_request", "subject_token and subject_token_type are required") }
+        guard jwtTypes.contains(type) else {
+            return oauthError("invalid_request", "the sandbox exchanges JWT subject tokens only")
+        }
+        if form.first(named: "actor_token") != nil, form.first(named: "actor_token_type") == nil {
+            return oauthError("invalid_request", "actor_token_type is required with actor_token")
+        }
+        let subject: String
+        switch federatedSubject(of: subjectToken) {
+        case .success(let value): subject = value
+        case .failure(let failure): return oauthError("invalid_grant", "subject_token: " + failure.reason)
+        }
+        if let actor = form.first(named: "actor_token"), case .failure(let failure) = federatedSubject(of: actor) {
+            return oauthError("invalid_grant", "actor_token: " + failure.reason)
+        }
+        return issueFederated(subject: subject, form: form, client: client, binding: binding, exchange: true)
+    }
+
+    /// A JWT bearer grant (RFC 7523 §2.1): a federated JWT as the grant.
+    func jwtBearer(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse {
+        guard let assertion = form.first(named: "assertion") else {
+            return oauthError("invalid_request", "assertion is required")
+        }
+        switch federatedSubject(of: assertion) {
+        case .success(let subject):
+            return issueFederated(subject: subject, form: form, client: client, binding: binding, exchange: false)
+        case .failure(let failure):
+            return oauthError("invalid_grant", "assertion: " + failure.reason)
+        }
+    }
+
+    private func issueFederated(
+        subject: String,
+        form: [FormField],
+        client: SandboxAuthorizationServer.Client,
+        binding: String?,
+        exchange: Bool
+    ) -> TestResponse {
+        let scopes = (form.first(named: "scope") ?? "").split(separator: " ").map(String.init)
+        if scopes.contains("openid") {
+            return oauthError("invalid_scope", "openid asks for a person's sign-in; a workload has none")
+        }
+        state.withLockedValue { $0.federatedSubjects.append(subject) }
+        let authorization = Authorization(
+            clientID: client.id, subject: subject, scopes: scopes, authTime: now, nonce: nil,
+            family: SecureRandom.token(), certificateThumbprint: binding)
+        return issueTokens(
+            authorization, includeNonce: false, newRefreshToken: false,
+            extra: exchange ? ["issued_token_type": "urn:ietf:params:oauth:token-type:access_token"] : [:])
     }
 }

@@ -121,6 +121,10 @@ extension SandboxCore {
             return redeemDeviceCode(form, client: client, binding: binding)
         case SandboxAuthorizationServer.Grant.clientCredentials.rawValue:
             return clientCredentials(form, client: client, binding: binding)
+        case SandboxAuthorizationServer.Grant.tokenExchange.rawValue:
+            return tokenExchange(form, client: client, binding: binding)
+        case SandboxAuthorizationServer.Grant.jwtBearer.rawValue:
+            return jwtBearer(form, client: client, binding: binding)
         case nil: return oauthError("invalid_request", "grant_type is missing")
         default: return oauthError("unsupported_grant_type", "this grant type is not supported")
         }
@@ -182,7 +186,12 @@ extension SandboxCore {
         return issueTokens(record.authorization, includeNonce: false, newRefreshToken: rotate)
     }
 
-    func issueTokens(_ authorization: Authorization, includeNonce: Bool, newRefreshToken: Bool) -> TestResponse {
+    func issueTokens(
+        _ authorization: Authorization,
+        includeNonce: Bool,
+        newRefreshToken: Bool,
+        extra: JSONObject = [:]
+    ) -> TestResponse {
         let now = now
         let access = SecureRandom.token()
         let lifetime = configuration.accessTokenLifetime.timeInterval
@@ -192,6 +201,7 @@ extension SandboxCore {
             "expires_in": .integer(Int64(lifetime.rounded())),
             "scope": .string(authorization.scopes.joined(separator: " ")),
         ]
+        for member in extra { answer[member.key] = member.value }
         var refresh: String?
         if newRefreshToken {
             refresh = SecureRandom.token()

@@ -87,6 +87,8 @@ final class SandboxCore: Sendable {
         var failures: [Endpoint: [Failure]] = [:]
         /// `iss` and `jti` of every client assertion accepted: each counts once.
         var usedAssertionIDs: Set<String> = []
+        /// The subjects of the federated tokens accepted (token exchange, JWT bearer), in order.
+        var federatedSubjects: [String] = []
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
