@@ -142,8 +142,16 @@ enum FuzzTarget: String, CaseIterable {
     }
 }
 
-/// The entry point SwiftPM links as `main` (the module is built with `-parse-as-library`): it
-/// checks the target name, then runs libFuzzer with the command line.
+/// libFuzzer's own entry point, for a link that takes libFuzzer's `main` (SwiftPM's unoptimized
+/// builds do): the same as the callback of ``fuzzMain(_:_:)``.
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    FuzzTarget.selected.run(start.map { Data(bytes: $0, count: count) } ?? Data())
+    return 0
+}
+
+/// The entry point SwiftPM links as `main` in optimized builds (the module is built with
+/// `-parse-as-library`): it checks the target name, then runs libFuzzer with the command line.
 @_cdecl("NativeAuthFuzz_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     _ = FuzzTarget.selected
