@@ -13,12 +13,14 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let steps = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains(" ms ") }
         #expect(steps.count == 8, "\(result.stdout)")
-        // The demo checks that step 6 sent exactly one refresh request. A 1 s token can run out
-        // again before step 7 on a loaded machine (seen under ThreadSanitizer in CI); step 7 then
-        // refreshes once more and says so.
+        // The demo checks that step 6 sent exactly one refresh request. On a loaded machine (CI's
+        // sanitizer runs) a 1 s token also runs out during the other steps and is refreshed there
+        // too, so the totals may count more.
         #expect(result.stdout.contains("one refresh request; new access token"), "exactly one refresh")
-        let again = result.stdout.contains("(the token ran out again: refreshed)")
-        #expect(result.stdout.contains(again ? "refresh_token 2" : "refresh_token 1"))
+        let total = result.stdout.split(separator: "\n").first { $0.hasPrefix("Token requests by grant:") }
+            .flatMap { $0.split(separator: "refresh_token ").last?.prefix { $0.isNumber } }
+            .flatMap { Int($0) }
+        #expect((total ?? 0) >= 1, "\(result.stdout)")
         #expect(result.stdout.contains("Hello, alice"))
         #expect(result.stdout.hasSuffix("All 8 steps worked.\n"))
     }
