@@ -352,40 +352,19 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         for (variable, key) in variables {
             if let value = environment[variable], !value.isEmpty { object[key] = .string(value) }
         }
-        if clientSecret != nil {
-            CommandSupport.warn(
-                "--client-secret puts the secret in the process list, where every user of this machine can read it;"
-                    + " use --client-secret-file or NATIVEAUTH_CLIENT_SECRET")
-        }
-        let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try ClientSecretFile.read(path) }
-        let flags: [(String, String?)] = [
-            ("issuer", issuer), ("client_id", clientID), ("client_secret", secretFromFile ?? clientSecret),
-            ("scope", scope),
-            ("client_auth", clientAuth), ("provider", provider), ("store", store), ("token_storage", tokenStorage),
-            ("ca_file", caFile.map { ToolInvocation.absolute($0) }),
-            ("client_cert", clientCert.map { ToolInvocation.absolute($0) }),
-            ("client_key", clientKey.map { ToolInvocation.absolute($0) }),
-            ("client_assertion_key", clientAssertionKey.map { ToolInvocation.absolute($0) }),
-            ("client_assertion_kid", clientAssertionKeyID),
-            ("subject_token_file", subjectTokenFile.map { ToolInvocation.absolute($0) }),
-            ("subject_token_command", subjectTokenCommand),
-            ("subject_token_github_actions", subjectTokenGitHubActions), ("subject_token_type", subjectTokenType),
-            ("workload_grant", workloadGrant), ("token_exchange_audience", tokenExchangeAudience),
-        ]
-        for (key, value) in flags {
-            if let value { object[key] = .string(value) }
+        for (key, value) in try flagSettings(secretAlternative: "--client-secret-file or NATIVEAUTH_CLIENT_SECRET") {
+            object[key] = .string(value)
         }
         return object
     }
 
-    /// The settings given as flags (a client secret file read), for `profile add`: no profile,
-    /// `--config` file or environment variable.
-    func givenSettings() throws(AuthError) -> JSONObject {
-        var object = JSONObject()
+    /// The settings the flags give, by key (paths made absolute, a client secret file read);
+    /// `--client-secret` warns, naming `secretAlternative` as the safe way.
+    private func flagSettings(secretAlternative: String) throws(AuthError) -> [(String, String)] {
         if clientSecret != nil {
             CommandSupport.warn(
                 "--client-secret puts the secret in the process list, where every user of this machine can read it;"
-                    + " use --client-secret-file")
+                    + " use " + secretAlternative)
         }
         let secretFromFile = try clientSecretFile.map { path throws(AuthError) in try ClientSecretFile.read(path) }
         let flags: [(String, String?)] = [
@@ -402,9 +381,14 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("subject_token_github_actions", subjectTokenGitHubActions), ("subject_token_type", subjectTokenType),
             ("workload_grant", workloadGrant), ("token_exchange_audience", tokenExchangeAudience),
         ]
-        for (key, value) in flags {
-            if let value { object[key] = .string(value) }
-        }
+        return flags.compactMap { key, value in value.map { (key, $0) } }
+    }
+
+    /// The settings given as flags (a client secret file read), for `profile add`: no profile,
+    /// `--config` file or environment variable.
+    func givenSettings() throws(AuthError) -> JSONObject {
+        var object = JSONObject()
+        for (key, value) in try flagSettings(secretAlternative: "--client-secret-file") { object[key] = .string(value) }
         for (key, value) in Slots.settings(slots).sorted(by: { $0.key < $1.key }) { object[key] = .string(value) }
         if let storage = tokenStorage { _ = try Self.storageChoice(storage, storeGiven: store != nil) }
         return object

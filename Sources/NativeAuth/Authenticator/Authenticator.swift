@@ -193,25 +193,26 @@ public final class Authenticator: Sendable {
         guard let workload = provider.configuration.workload else {
             return try await signInWithClientCredentials(scopes: scopes)
         }
-        let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }
-        let metadata = try await client.metadata()
-        let grant = try await workload.grant(scopes: scopes, transport: client.transport)
-        var tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes)
-        tokens.idToken = nil
-        tokens.renewableGrant = workload.kind
-        tokens.subject = provider.configuration.clientID
-        tokens.displayName = provider.configuration.clientID
-        return tokens
+        return try await signInAsClient(scopes: scopes, kind: workload.kind) { scopes in
+            try await workload.grant(scopes: scopes, transport: client.transport)
+        }
     }
 
     /// The tokens of a client credentials grant, not stored yet.
     func signInWithClientCredentials(scopes: [String]?) async throws -> TokenSet {
+        try await signInAsClient(scopes: scopes, kind: .clientCredentials) { .clientCredentials(scopes: $0) }
+    }
+
+    /// The tokens of a grant with no person behind it, not stored yet: no ID token, the client id
+    /// as subject and name, marked renewable by `kind`.
+    private func signInAsClient(
+        scopes: [String]?, kind: Grant.Kind, grant: ([String]) async throws -> Grant
+    ) async throws -> TokenSet {
         let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }
         let metadata = try await client.metadata()
-        var tokens = try await client.tokens(
-            for: .clientCredentials(scopes: scopes), metadata: metadata, requestedScopes: scopes)
+        var tokens = try await client.tokens(for: try await grant(scopes), metadata: metadata, requestedScopes: scopes)
         tokens.idToken = nil
-        tokens.renewableGrant = .clientCredentials
+        tokens.renewableGrant = kind
         tokens.subject = provider.configuration.clientID
         tokens.displayName = provider.configuration.clientID
         return tokens

@@ -305,13 +305,9 @@ package actor TokenLifecycle {
     static func renewal(of current: TokenSet, configuration: ProviderConfiguration, client: ExchangeClient)
         async throws(AuthError) -> Grant
     {
-        switch current.renewableGrant {
-        case .clientCredentials?:
-            return .clientCredentials(scopes: current.scopes)
-        case let kind? where configuration.workload?.kind == kind:
-            return try await configuration.workload?.grant(scopes: current.scopes, transport: client.transport)
-                ?? .clientCredentials(scopes: current.scopes)
-        case let kind:
+        let kind = current.renewableGrant
+        if kind == .clientCredentials { return .clientCredentials(scopes: current.scopes) }
+        guard let workload = configuration.workload, workload.kind == kind else {
             throw AuthError(
                 .loginRequired,
                 "the tokens came from a \(kind?.rawValue ?? "sign-in") grant, and this configuration has no"
@@ -320,6 +316,7 @@ package actor TokenLifecycle {
                     "give the subject token as at login (--subject-token-file, --subject-token-command), or sign in again"
             )
         }
+        return try await workload.grant(scopes: current.scopes, transport: client.transport)
     }
 
     // MARK: - Sending

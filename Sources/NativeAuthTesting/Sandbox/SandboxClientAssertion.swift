@@ -69,43 +69,61 @@ extension SandboxCore {
             return .failure(
                 .init("client_assertion_type must be urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
         }
-        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let (header, claims) = JOSEParsing.parts(ofCompactJWS: assertion),
-            let signature = Base64URL.decode(parts[2])
-        else { return .failure(.init("the client assertion is not a compact JWS")) }
-        guard let issuer = (try? claims.string("iss")) ?? nil, (try? claims.string("sub")) ?? nil == issuer,
-            let client = client(issuer)
-        else { return .failure(.init("the assertion's iss and sub must both be a known client's id")) }
-        if let clientID, clientID != issuer {
-            return .failure(.init("client_id does not match the assertion's iss"))
+        var found: SandboxAuthorizationServer.Client?
+        let checked = verifiedClaims(of: assertion, "the client assertion") { header, claims, signature, input in
+            guard let issuer = (try? claims.string("iss")) ?? nil, (try? claims.string("sub")) ?? nil == issuer,
+                let client = client(issuer)
+            else { return AssertionFailure("the assertion's iss and sub must both be a known client's id") }
+            if let clientID, clientID != issuer {
+                return AssertionFailure("client_id does not match the assertion's iss")
+            }
+            let algorithm = (try? header.string("alg")) ?? nil
+            guard verify(signature, of: input, algorithm: algorithm ?? "", client: client) else {
+                return AssertionFailure("the client assertion's signature does not verify (alg \(algorithm ?? "none"))")
+            }
+            found = client
+            return nil
         }
-        let input = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
-        let algorithm = (try? header.string("alg")) ?? nil
-        guard verify(signature, of: input, algorithm: algorithm ?? "", client: client) else {
-            return .failure(.init("the client assertion's signature does not verify (alg \(algorithm ?? "none"))"))
+        let claims: JSONObject
+        switch checked {
+        case .success(let value): claims = value
+        case .failure(let failure): return .failure(failure)
         }
-        let audiences: [String]
-        if let single = (try? claims.string("aud")) ?? nil {
-            audiences = [single]
-        } else {
-            audiences = ((try? claims.stringList("aud")) ?? nil) ?? []
-        }
-        guard audiences.contains(where: assertionAudiences.contains) else {
-            return .failure(.init("the assertion's aud is not this server's token endpoint or issuer"))
-        }
-        let now = now.timeIntervalSince1970
-        guard let expiry = (try? claims.integer("exp")) ?? nil, Double(expiry) > now else {
-            return .failure(.init("the client assertion has expired (or has no exp)"))
-        }
-        guard Double(expiry) <= now + 300 else {
+        guard let client = found, let expiry = (try? claims.integer("exp")) ?? nil,
+            Double(expiry) <= now.timeIntervalSince1970 + 300
+        else {
             return .failure(.init("the client assertion lives too long (exp more than 5 minutes away)"))
         }
         guard let jti = (try? claims.string("jti")) ?? nil, !jti.isEmpty else {
             return .failure(.init("the client assertion has no jti"))
         }
-        let fresh = state.withLockedValue { $0.usedAssertionIDs.insert(issuer + " " + jti).inserted }
+        let fresh = state.withLockedValue { $0.usedAssertionIDs.insert(client.id + " " + jti).inserted }
         guard fresh else { return .failure(.init("the client assertion was already used (jti replayed)")) }
         return .success(client)
+    }
+
+    /// The claims of a compact JWS once `check` (the issuer and signature) passes, its `aud` names
+    /// this server and its `exp` is still ahead; `what` names it in the failures.
+    private func verifiedClaims(
+        of token: String,
+        _ what: String,
+        check: (_ header: JSONObject, _ claims: JSONObject, _ signature: Data, _ input: Data) -> AssertionFailure?
+    ) -> Result<JSONObject, AssertionFailure> {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let (header, claims) = JOSEParsing.parts(ofCompactJWS: token),
+            let signature = Base64URL.decode(parts[2])
+        else { return .failure(.init("\(what) is not a compact JWS")) }
+        let input = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
+        if let failure = check(header, claims, signature, input) { return .failure(failure) }
+        let audiences =
+            ((try? claims.string("aud")) ?? nil).map { [$0] } ?? ((try? claims.stringList("aud")) ?? nil) ?? []
+        guard audiences.contains(where: assertionAudiences.contains) else {
+            return .failure(.init("\(what)'s aud is not this server's token endpoint or issuer"))
+        }
+        guard let expiry = (try? claims.integer("exp")) ?? nil, Double(expiry) > now.timeIntervalSince1970 else {
+            return .failure(.init("\(what) has expired (or has no exp)"))
+        }
+        return .success(claims)
     }
 
     private func verify(_ signature: Data, of input: Data, algorithm: String, client: SandboxAuthorizationServer.Client)
@@ -210,25 +228,20 @@ extension SandboxCore {
     /// The subject of a federated token (`sub`), or why it is no good: signed by a trusted
     /// issuer's key, for this server (`aud`), not expired.
     func federatedSubject(of token: String) -> Result<String, AssertionFailure> {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let (header, claims) = JOSEParsing.parts(ofCompactJWS: token),
-            let signature = Base64URL.decode(parts[2])
-        else { return .failure(.init("the token is not a compact JWS")) }
-        guard let issuer = (try? claims.string("iss")) ?? nil,
-            let trusted = configuration.federatedIssuers.first(where: { $0.issuer == issuer })
-        else { return .failure(.init("the token's issuer is not trusted here")) }
-        let input = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
-        guard (try? header.string("alg")) ?? nil == "ES256",
-            let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-            trusted.key.publicKey.isValidSignature(parsed, for: input)
-        else { return .failure(.init("the token's signature does not verify")) }
-        let audiences =
-            ((try? claims.string("aud")) ?? nil).map { [$0] } ?? ((try? claims.stringList("aud")) ?? nil) ?? []
-        guard audiences.contains(where: assertionAudiences.contains) else {
-            return .failure(.init("the token's aud is not this server"))
+        let checked = verifiedClaims(of: token, "the token") { header, claims, signature, input in
+            guard let issuer = (try? claims.string("iss")) ?? nil,
+                let trusted = configuration.federatedIssuers.first(where: { $0.issuer == issuer })
+            else { return AssertionFailure("the token's issuer is not trusted here") }
+            guard (try? header.string("alg")) ?? nil == "ES256",
+                let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+                trusted.key.publicKey.isValidSignature(parsed, for: input)
+            else { return AssertionFailure("the token's signature does not verify") }
+            return nil
         }
-        guard let expiry = (try? claims.integer("exp")) ?? nil, Double(expiry) > now.timeIntervalSince1970 else {
-            return .failure(.init("the token has expired"))
+        let claims: JSONObject
+        switch checked {
+        case .success(let value): claims = value
+        case .failure(let failure): return .failure(failure)
         }
         guard let subject = (try? claims.string("sub")) ?? nil, !subject.isEmpty else {
             return .failure(.init("the token has no sub"))
