@@ -83,6 +83,12 @@ package enum CommandSupport {
         `error: <code>: <message>` on stderr, then a hint); 64 on a usage error.
         """
 
+    /// The help of `token` and `api` about `NATIVEAUTH_ACCESS_TOKEN`, then ``exitStatusHelp``.
+    static let overrideHelp = """
+        With NATIVEAUTH_ACCESS_TOKEN set (a token a CI job already holds), that token is used as it is: \
+        no store is read or written, nothing is refreshed, and a full URL needs no issuer.
+        """ + "\n\n" + exitStatusHelp
+
     /// Whether standard error is a terminal that may show progress and colour (`NO_COLOR` and
     /// `TERM=dumb` turn both off).
     static var stderrIsInteractive: Bool {

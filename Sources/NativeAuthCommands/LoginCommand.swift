@@ -73,6 +73,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
+            try AccessTokenOverride.refuse("login")
             var settings: [String: String] = [:]
             if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
             let prepared = try await options.prepare(settings: settings, use: .none)

@@ -31,6 +31,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
+            try AccessTokenOverride.refuse("logout")
             if all {
                 try await logoutAll()
                 return

@@ -16,6 +16,10 @@ internal import NativeAuthKeyring
 /// With `--all`: `accounts` (each `name`, `active`, `subject`, `display_name`, `expires_at`,
 /// `refresh_expires_at`, `has_refresh_token`, `scope`) and `storage`.
 /// An empty or missing store is a success (`signed_in: false`).
+///
+/// With `NATIVEAUTH_ACCESS_TOKEN` set, no store is read: `status` says that token is in use
+/// (`--json`: `signed_in: true`, `source: "NATIVEAUTH_ACCESS_TOKEN"`, `storage: null`, nothing known
+/// of its subject, expiry or scope), with or without `--all`.
 public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -36,6 +40,10 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
+            if try AccessTokenOverride.token() != nil {
+                try reportOverride()
+                return
+            }
             if all {
                 try await runAll()
                 return
@@ -102,6 +110,21 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             CommandSupport.printLine(line)
         }
         CommandSupport.printLine(await CommandStorage.line(for: storage))
+    }
+
+    private func reportOverride() throws {
+        let variable = AccessTokenOverride.variable
+        if json {
+            var object = Self.object(nil)
+            object["signed_in"] = .bool(true)
+            object["source"] = .string(variable)
+            object["storage"] = .null
+            CommandSupport.printLine(try JSONValue.object(object).encodedString())
+        } else {
+            CommandSupport.printLine("Using the access token in \(variable): `token` and `api` send it as it is.")
+            CommandSupport.printLine(
+                "No store is read, and the token is never refreshed; unset \(variable) to use stored sign-ins.")
+        }
     }
 
     static func storageObject(_ storage: TokenStorage, location: String) -> JSONValue {

@@ -2,6 +2,7 @@ public import ArgumentParser
 internal import Foundation
 internal import HTTPTypes
 internal import LenientJSON
+internal import Logging
 internal import NativeAuth
 
 /// `token`: prints a valid access token, refreshing if needed, for another program.
@@ -22,7 +23,7 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "token", abstract: "Print a valid access token (refreshing if needed).",
-            discussion: CommandSupport.exitStatusHelp)
+            discussion: CommandSupport.overrideHelp)
     }
 
     @OptionGroup var options: ToolOptions<Tool>
@@ -55,6 +56,10 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 ? .never(reason: nil)
                 : execInfo.interactive
                     ? .withBrowser : .never(reason: "kubectl runs this plugin without a terminal (interactive: false)")
+            if let token = try AccessTokenOverride.token() {
+                CommandSupport.printLine(try format.text(AccessTokenOverride.tokens(token), execInfo: execInfo))
+                return
+            }
             let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
             let tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self)
             CommandSupport.printLine(try format.text(tokens, execInfo: execInfo))
@@ -76,6 +81,7 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
+            try AccessTokenOverride.refuse("refresh")
             let authenticator = try await options.makeAuthenticator()
             let tokens = try await authenticator.refresh()
             let until = tokens.expiresAt.map { " until \($0.formatted(.iso8601))" } ?? ""
@@ -87,11 +93,13 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 /// `api PATH|URL`: an authorized GET; prints the body, exits non-zero on HTTP ≥ 400.
 ///
 /// A path is resolved against the provider's API base (``NativeAuthTool/apiBaseURL(for:)``).
+/// With `NATIVEAUTH_ACCESS_TOKEN` set, that token is sent as it is and no store is read; a full
+/// URL then needs no provider configuration at all.
 public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "api", abstract: "Send an authorized GET and print the response body.",
-            discussion: CommandSupport.exitStatusHelp)
+            discussion: CommandSupport.overrideHelp)
     }
 
     @OptionGroup var options: ToolOptions<Tool>
@@ -104,24 +112,25 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
-            let authenticator = try await options.makeAuthenticator()
-            let url: URL
-            if target.contains("://") {
-                guard let absolute = URL(string: target) else {
-                    throw AuthError(.configurationInvalid, "\(target) is not a URL")
+            let response: HTTPResponse
+            let body: Data
+            if let token = try AccessTokenOverride.token() {
+                let transport: any HTTPTransport
+                let url: URL
+                if let absolute = try absoluteURL() {
+                    (url, transport) = (absolute, try options.transportChoice().makeTransport(logger: logger))
+                } else {
+                    let configured = try options.configure()
+                    url = try relativeURL(provider: configured.provider)
+                    transport = configured.resolved.transport.makeTransport(logger: logger)
                 }
-                url = absolute
+                (response, body) = try await AccessTokenOverride.send(
+                    HTTPRequest(method: .get, url: url), token: token, transport: transport)
             } else {
-                guard let base = Tool.apiBaseURL(for: authenticator.provider),
-                    let relative = URL(
-                        string: target.hasPrefix("/") ? String(target.dropFirst()) : target,
-                        relativeTo: base.appendingSlash)
-                else {
-                    throw AuthError(.configurationInvalid, "the provider has no API base; give a full URL")
-                }
-                url = relative.absoluteURL
+                let authenticator = try await options.makeAuthenticator()
+                let url = try absoluteURL() ?? relativeURL(provider: authenticator.provider)
+                (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
             }
-            let (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
             FileHandle.standardOutput.write(body)
             if response.status.code >= 400 {
                 CommandSupport.report(
@@ -132,6 +141,30 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+    }
+}
+
+extension APICommand {
+    private var logger: Logger { CommandSupport.makeLogger(label: Tool.toolName) }
+
+    /// The target when it is a full URL.
+    private func absoluteURL() throws(AuthError) -> URL? {
+        guard target.contains("://") else { return nil }
+        guard let absolute = URL(string: target) else {
+            throw AuthError(.configurationInvalid, "\(target) is not a URL")
+        }
+        return absolute
+    }
+
+    /// The target path resolved against the provider's API base.
+    private func relativeURL(provider: any AuthProvider) throws(AuthError) -> URL {
+        guard let base = Tool.apiBaseURL(for: provider),
+            let relative = URL(
+                string: target.hasPrefix("/") ? String(target.dropFirst()) : target, relativeTo: base.appendingSlash)
+        else {
+            throw AuthError(.configurationInvalid, "the provider has no API base; give a full URL")
+        }
+        return relative.absoluteURL
     }
 }
 

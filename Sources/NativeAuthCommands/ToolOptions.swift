@@ -257,6 +257,15 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         }
     }
 
+    /// The transport the options describe, without a provider configuration (which may be
+    /// missing): for a request that needs none.
+    func transportChoice(environment: [String: String] = ProcessInfo.processInfo.environment) throws(AuthError)
+        -> TransportChoice
+    {
+        var object = try merged(environment: environment, profile: try select(environment: environment).profile?.name)
+        return try TransportChoice(taking: &object)
+    }
+
     /// The authenticator and the storage picked for it.
     ///
     /// - Parameter use: How the command uses the selected account.

@@ -122,3 +122,67 @@ struct ClientCredentialsServerTests {
         await sandbox.stop()
     }
 }
+
+/// `NATIVEAUTH_ACCESS_TOKEN`: a CI job hands a token to the CLI, which uses it as it is and touches
+/// no store, as `GH_TOKEN` works for `gh`.
+@Suite(.testLogging) struct AccessTokenOverrideCLITests {
+    let cli = cliPath("oidc-login")
+
+    @Test func tokenAndAPIUseTheGivenTokenAndNoStoreIsRead() async throws {
+        let client = SandboxAuthorizationServer.Client(id: "ci", secret: "ci-secret-\(UUID().uuidString)")
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client]))
+        let issued = try await Authenticator(
+            provider: try GenericOIDCProvider(
+                configuration: ProviderConfiguration(
+                    issuer: sandbox.issuer, clientID: "ci", clientSecret: client.secret, scopes: ["api"])),
+            store: MemoryTokenStore(), transport: StandardTransport.platformDefault()
+        ).loginWithClientCredentials()
+        let directory = try TemporaryDirectory()
+        let store = directory.path + "/store"
+        // No issuer, no client: the token and a full URL are all `token` and `api` need.
+        let environment = ["NATIVEAUTH_ACCESS_TOKEN": issued.accessToken, "NATIVEAUTH_STORE": store]
+
+        let token = try await run(cli, ["token"], environment: environment)
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(token.stdout == issued.accessToken + "\n")
+        let json = try await run(cli, ["token", "--format", "json"], environment: environment)
+        let object = try #require(try JSONValue.parse(json.stdout).objectValue)
+        #expect(object["access_token"] == .string(issued.accessToken))
+        #expect(object["expires_at"] == .null)
+
+        let resource = sandbox.issuer.absoluteString + "/resource"
+        let api = try await run(cli, ["api", resource], environment: environment)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(api.stdout.contains("ci"), "\(api.stdout)")
+        #expect(sandbox.requestCount(.token) == 1, "only the test's own sign-in reached the token endpoint")
+
+        var wrong = environment
+        wrong["NATIVEAUTH_ACCESS_TOKEN"] = "not-a-token-the-sandbox-issued"
+        let refused = try await run(cli, ["api", resource], environment: wrong)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("refused the access token in NATIVEAUTH_ACCESS_TOKEN"), "\(refused.stderr)")
+        #expect(sandbox.requestCount(.token) == 1, "a given token is never refreshed")
+
+        let status = try await run(cli, ["status", "--json"], environment: environment)
+        #expect(status.status == 0, "\(status.stderr)")
+        let reported = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(reported["signed_in"] == true)
+        #expect(reported["source"] == "NATIVEAUTH_ACCESS_TOKEN")
+        let human = try await run(cli, ["status"], environment: environment)
+        #expect(human.stdout.contains("Using the access token in NATIVEAUTH_ACCESS_TOKEN"), "\(human.stdout)")
+
+        for command in ["login", "refresh", "logout"] {
+            let result = try await run(
+                cli, [command, "--issuer", sandbox.issuer.absoluteString, "--client-id", "ci"],
+                environment: environment)
+            #expect(result.status != 0, "\(command)")
+            #expect(result.stderr.contains("unset NATIVEAUTH_ACCESS_TOKEN to \(command)"), "\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
+
+        let broken = try await run(cli, ["token"], environment: ["NATIVEAUTH_ACCESS_TOKEN": "two words"])
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("holds whitespace"), "\(broken.stderr)")
+        await sandbox.stop()
+    }
+}

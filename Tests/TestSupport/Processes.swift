@@ -126,7 +126,7 @@ public final class RunningCommand: Sendable {
         // A secret a test hands to a command is one the output must not show either.
         IssuedSecrets.record(
             zip(arguments, arguments.dropFirst()).filter { $0.0 == "--client-secret" }.map(\.1)
-                + [environment["NATIVEAUTH_CLIENT_SECRET"]].compactMap { $0 })
+                + [environment["NATIVEAUTH_CLIENT_SECRET"], environment["NATIVEAUTH_ACCESS_TOKEN"]].compactMap { $0 })
         input = Pipe()
         let output = Pipe()
         let errors = Pipe()
