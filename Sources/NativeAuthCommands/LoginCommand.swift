@@ -55,6 +55,13 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     )
     var deviceEndpoint: String?
 
+    @Option(
+        name: .customLong("add-scope"),
+        help: ArgumentHelp(
+            "Sign in again with this scope added to those the account holds (incremental consent); repeatable.",
+            valueName: "scope"))
+    var addScope: [String] = []
+
     @Option(name: .long, help: "Seconds to wait for a browser sign-in to finish.")
     var timeout: Int = 300
 
@@ -85,6 +92,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     .configurationInvalid, "a subject token signs a workload in: it goes with no other way in",
                     hint: "leave out --device, --paste and --no-browser")
             }
+            let scopes = try await scopes(prepared, workload: workload)
             let presenter = device || workload ? nil : try presenter()
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
@@ -92,11 +100,11 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let signIn = try await CommandSupport.cancellingOnSignals {
                 let signIn: @Sendable () async throws -> Accounts.SignIn = {
                     if workload {
-                        try await accounts.loginAsWorkload(name: name)
+                        try await accounts.loginAsWorkload(scopes: scopes, name: name)
                     } else if let presenter {
-                        try await accounts.login(presenter: presenter, name: name)
+                        try await accounts.login(presenter: presenter, scopes: scopes, name: name)
                     } else {
-                        try await accounts.loginWithDevice(name: name)
+                        try await accounts.loginWithDevice(scopes: scopes, name: name)
                     }
                 }
                 return showsProgress ? try await CommandSupport.withProgress(progress, signIn) : try await signIn()
@@ -112,6 +120,22 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             }
             if let notice = CommandStorage.notice(for: prepared.storage) { CommandSupport.notice(notice) }
         }
+    }
+
+    /// With `--add-scope`: the configured scopes, those the account holds, and the added ones, in
+    /// that order; else `nil` (the configuration's).
+    private func scopes(_ prepared: ToolOptions<Tool>.Prepared, workload: Bool) async throws -> [String]? {
+        guard !addScope.isEmpty else { return nil }
+        if let bad = addScope.first(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
+            throw AuthError(.configurationInvalid, "--add-scope takes one scope at a time, not '\(bad)'")
+        }
+        let held = try await prepared.authenticator.currentTokens()?.scopes ?? []
+        var scopes: [String] = []
+        let configured = prepared.authenticator.provider.configuration.scopes.filter { !workload || $0 != "openid" }
+        for scope in configured + held + addScope where !scopes.contains(scope) {
+            scopes.append(scope)
+        }
+        return scopes
     }
 
     private func presenter() throws -> any UserAgentPresenter {

@@ -61,7 +61,14 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 return
             }
             let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
-            let tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self)
+            var tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self)
+            if let resource = try options.singleResource() {
+                let token = try await prepared.authenticator.resourceToken(for: resource)
+                try TokenOutput.checkPrintable(token.accessToken)
+                tokens = TokenSet(
+                    accessToken: token.accessToken, tokenType: token.tokenType, scopes: token.scopes,
+                    expiresAt: token.expiresAt, issuedAt: token.issuedAt)
+            }
             CommandSupport.printLine(try format.text(tokens, execInfo: execInfo))
         }
     }
@@ -129,7 +136,11 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             } else {
                 let authenticator = try await options.makeAuthenticator()
                 let url = try absoluteURL() ?? relativeURL(provider: authenticator.provider)
-                (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
+                if let resource = try options.singleResource() {
+                    (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url), for: resource)
+                } else {
+                    (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
+                }
             }
             FileHandle.standardOutput.write(body)
             if response.status.code >= 400 {

@@ -67,6 +67,14 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
     var clientAssertionKeyID: String?
 
     @Option(
+        name: .customLong("resource"),
+        help: ArgumentHelp(
+            "A protected resource (RFC 8707) the tokens are for, an absolute URL; repeat for several. With `token`"
+                + " and `api`: a token for this resource alone, under the same sign-in.",
+            valueName: "url"))
+    var resource: [String] = []
+
+    @Option(
         name: .customLong("subject-token-file"),
         help: ArgumentHelp(ProviderSetting.subjectTokenFile.help, valueName: "file"))
     var subjectTokenFile: String?
@@ -257,6 +265,19 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         }
     }
 
+    /// The one `--resource` given on the command line, for `token` and `api`; `nil` without one.
+    ///
+    /// - Throws: `AuthError` for several, or one that is not a resource indicator.
+    func singleResource() throws(AuthError) -> URL? {
+        guard let first = resource.first else { return nil }
+        guard resource.count == 1 else {
+            throw AuthError(
+                .configurationInvalid, "a token is for one resource; \(resource.count) --resource options were given",
+                field: ProviderSetting.resource.key)
+        }
+        return try ProviderConfiguration.resourceIndicator(first)
+    }
+
     /// The transport the options describe, without a provider configuration (which may be
     /// missing): for a request that needs none.
     func transportChoice(environment: [String: String] = ProcessInfo.processInfo.environment) throws(AuthError)
@@ -379,7 +400,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let flags: [(String, String?)] = [
             ("provider", provider), ("issuer", issuer), ("client_id", clientID),
             ("client_secret", secretFromFile ?? clientSecret), ("scope", scope), ("client_auth", clientAuth),
-            ("store", store), ("token_storage", tokenStorage),
+            ("resource", resource.isEmpty ? nil : resource.joined(separator: " ")), ("store", store),
+            ("token_storage", tokenStorage),
             ("ca_file", caFile.map { ToolInvocation.absolute($0) }),
             ("client_cert", clientCert.map { ToolInvocation.absolute($0) }),
             ("client_key", clientKey.map { ToolInvocation.absolute($0) }),

@@ -180,9 +180,59 @@ struct ClientCredentialsServerTests {
         }
         #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
 
-        let broken = try await run(cli, ["token"], environment: ["NATIVEAUTH_ACCESS_TOKEN": "two words"])
+        let broken = try await run(
+            cli, ["token"], environment: ["NATIVEAUTH_ACCESS_TOKEN": "an access token with spaces"])
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("holds whitespace"), "\(broken.stderr)")
+        await sandbox.stop()
+    }
+}
+
+/// `--resource` (RFC 8707) and `login --add-scope` in the sample CLI, against the sandbox on a
+/// socket whose protected resources take only tokens issued for them.
+@Suite(.testLogging) struct ResourceCLITests {
+    let cli = cliPath("oidc-login")
+
+    @Test func tokensPerResourceAndAnAddedScope() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mail", "files"]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let mail = sandbox.resourceURL("mail").absoluteString
+        let files = sandbox.resourceURL("files").absoluteString
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
+            "--scope", "openid profile", "--store", directory.path + "/store",
+        ]
+        let browser = ["BROWSER": redirectFollowingBrowser]
+
+        let login = try await run(cli, ["login", "--resource", mail] + connection, environment: browser)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(sandbox.issuedAudiences == [[mail]])
+        let own = try await run(cli, ["api", mail] + connection)
+        #expect(own.status == 0, "the sign-in's token is for mail: \(own.stderr)")
+        let refused = try await run(cli, ["api", files, "--resource", mail] + connection)
+        #expect(refused.status == 1, "a token for mail is no good at files")
+
+        // A token for files alone needs the grant to cover it: sign in for both.
+        let both = try await run(
+            cli, ["login", "--resource", mail, "--resource", files] + connection, environment: browser)
+        #expect(both.status == 0, "\(both.stderr)")
+        let token = try await run(cli, ["token", "--format", "json", "--resource", files] + connection)
+        #expect(token.status == 0, "\(token.stderr)")
+        let api = try await run(cli, ["api", files, "--resource", files] + connection)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(api.stdout.contains(files))
+        #expect(sandbox.issuedAudiences.last == [files])
+        let twice = try await run(cli, ["token", "--resource", files, "--resource", mail] + connection)
+        #expect(twice.status == 1)
+        #expect(twice.stderr.contains("a token is for one resource"), "\(twice.stderr)")
+
+        let added = try await run(cli, ["login", "--add-scope", "email"] + connection, environment: browser)
+        #expect(added.status == 0, "\(added.stderr)")
+        let status = try await run(cli, ["status", "--json"] + connection)
+        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(object["scope"] == ["openid", "profile", "email"], "\(status.stdout)")
         await sandbox.stop()
     }
 }

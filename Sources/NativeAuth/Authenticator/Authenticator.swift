@@ -308,6 +308,52 @@ public final class Authenticator: Sendable {
         try await lifecycle.accessToken(minimumValidity: minimumValidity)
     }
 
+    /// An access token for one protected resource (RFC 8707 resource indicators), under this
+    /// sign-in's one refresh token: for an API that accepts only tokens whose audience is its own
+    /// (Auth0's `audience`, msal's tokens per scope set, MCP servers).
+    ///
+    /// The set keeps one access token per resource and scope set (``TokenSet/resourceTokens``).
+    /// When the one asked for is missing or expires within `minimumValidity`, a refresh with
+    /// `resource` (and `scope`, narrowing, when `scopes` is given) gets a new one; for tokens of a
+    /// renewable grant (client credentials, a workload's), that grant is asked again with
+    /// `resource`. Like ``accessToken(minimumValidity:)``, this happens once however many callers
+    /// and processes ask for the same resource and scopes at once; a rotated refresh token is kept
+    /// for the whole set.
+    ///
+    /// - Parameters:
+    ///   - resource: The resource's identifier, usually its base URL (see
+    ///     ``ProviderConfiguration/resourceIndicator(_:)``).
+    ///   - scopes: The scopes to narrow the token to; `nil` asks for the sign-in's.
+    ///   - minimumValidity: How long the token must still be valid, in seconds.
+    /// - Throws: ``AuthError``: ``AuthError/Code/loginRequired`` when not signed in, or the sign-in
+    ///   has no refresh token (sign in with the resource in ``ProviderConfiguration/resources``
+    ///   then), or the refresh token was refused; the server's refusal (`invalid_target` for a
+    ///   resource it does not serve, `invalid_scope`) otherwise. Nothing is stored then.
+    public func accessToken(for resource: URL, scopes: [String]? = nil, minimumValidity: TimeInterval = 60)
+        async throws -> String
+    {
+        try await resourceToken(for: resource, scopes: scopes, minimumValidity: minimumValidity).accessToken
+    }
+
+    /// The token ``accessToken(for:scopes:minimumValidity:)`` returns, with its type, scopes and
+    /// expiry.
+    public func resourceToken(for resource: URL, scopes: [String]? = nil, minimumValidity: TimeInterval = 60)
+        async throws -> ResourceToken
+    {
+        try await lifecycle.accessToken(for: resource, scopes: scopes, minimumValidity: minimumValidity)
+    }
+
+    /// Sends `request` with the access token for `resource` (see
+    /// ``accessToken(for:scopes:minimumValidity:)``). On a 401 that token is dropped, another one
+    /// got once, and the request retried once.
+    ///
+    /// - Throws: ``AuthError`` as ``send(_:body:)`` does.
+    public func send(_ request: HTTPRequest, body: Data? = nil, for resource: URL, scopes: [String]? = nil)
+        async throws -> (HTTPResponse, Data)
+    {
+        try await lifecycle.send(request, body: body, for: resource, scopes: scopes)
+    }
+
     /// Drops the access token `token` when it is still the stored one, because a server refused
     /// it: the set is stored with the access token expired, so the next
     /// ``accessToken(minimumValidity:)`` refreshes (single-flight, as always), or throws

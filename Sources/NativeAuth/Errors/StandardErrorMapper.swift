@@ -153,6 +153,9 @@ public struct StandardErrorMapper: ErrorMapper {
         case "invalid_scope":
             message = "the server refused the requested scope"
             hint = "check the scopes requested (--scope) against those the client may ask for"
+        case "invalid_target":
+            message = "the server does not issue tokens for the requested resource (invalid_target, RFC 8707)"
+            hint = "check the resource (--resource): the server must know it, and the sign-in must cover it"
         case "server_error", "temporarily_unavailable":
             code = .serverError
             message = "the server is unavailable (\(oauth.error)); try again later"

@@ -209,6 +209,9 @@ package final class ExchangeClient: Sendable {
         requestedScopes: [String],
         previous: TokenSet? = nil
     ) async -> Result<TokenSet, Refusal> {
+        // The configuration's resources (RFC 8707), unless the grant names its own.
+        let resources = provider.configuration.resources
+        let grant = grant.resources.isEmpty && !resources.isEmpty ? grant.forResources(resources) : grant
         let request = OAuthRequest(tokenEndpoint: metadata.tokenEndpoint, grant: grant)
         return await post(request, metadata: metadata) { response, body in
             let context = TokenResponseDecoder.Context(

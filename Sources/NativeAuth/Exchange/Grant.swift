@@ -90,10 +90,28 @@ public struct Grant: Sendable {
 
     /// A refresh token.
     ///
-    /// - Parameter token: The refresh token.
-    public static func refreshToken(_ token: String) -> Grant {
-        Grant(kind: .refreshToken, parameters: [FormField("refresh_token", token)])
+    /// - Parameters:
+    ///   - token: The refresh token.
+    ///   - scopes: Scopes to narrow the new access token to (RFC 6749 §6); none sends no `scope`:
+    ///     the scopes of the sign-in.
+    public static func refreshToken(_ token: String, scopes: [String] = []) -> Grant {
+        Grant(
+            kind: .refreshToken,
+            parameters: [FormField("refresh_token", token)]
+                + (scopes.isEmpty ? [] : [FormField("scope", scopes.joined(separator: " "))]))
     }
+
+    /// This grant asking for tokens for `resources` (RFC 8707 §2.2): one `resource` parameter each,
+    /// after the ones it has.
+    ///
+    /// - Parameter resources: The protected resources' URLs (see
+    ///   ``ProviderConfiguration/resourceIndicator(_:)``).
+    public func forResources(_ resources: [URL]) -> Grant {
+        Grant(kind: kind, parameters: parameters + resources.map { FormField("resource", $0.absoluteString) })
+    }
+
+    /// The resources the grant asks for (its `resource` parameters).
+    public var resources: [String] { parameters.filter { $0.name == "resource" }.map(\.value) }
 
     /// The device code of a device authorization (RFC 8628).
     ///

@@ -47,12 +47,14 @@ public struct AuthorizationRequest: Sendable {
     ///   - clientID: The client id.
     ///   - redirectURI: The redirect URI the presenter's session fixed.
     ///   - scopes: The scopes to ask for.
+    ///   - resources: The protected resources the grant is for (RFC 8707): one `resource` each.
     ///   - extraParameters: The provider's own parameters; reserved names are dropped.
     public init(
         metadata: ProviderMetadata,
         clientID: String,
         redirectURI: URL,
         scopes: [String],
+        resources: [URL] = [],
         extraParameters: [FormField] = []
     ) {
         self.redirectURI = redirectURI
@@ -68,6 +70,7 @@ public struct AuthorizationRequest: Sendable {
             FormField("redirect_uri", redirectURI.absoluteString),
         ]
         if !scopes.isEmpty { fields.append(FormField("scope", scopes.joined(separator: " "))) }
+        fields += resources.map { FormField("resource", $0.absoluteString) }
         fields += [
             FormField("state", state),
             FormField("code_challenge", pkce.challenge),

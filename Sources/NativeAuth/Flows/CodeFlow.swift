@@ -47,6 +47,7 @@ package struct CodeFlow: Sendable {
             clientID: provider.configuration.clientID,
             redirectURI: session.redirectURI,
             scopes: scopes,
+            resources: provider.configuration.resources,
             extraParameters: extraParameters
         )
         client.logger.debug(

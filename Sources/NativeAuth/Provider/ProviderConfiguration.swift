@@ -29,6 +29,13 @@ public struct ProviderConfiguration: Sendable {
     public var clientSecret: String?
     /// The scopes to ask for.
     public var scopes: [String]
+    /// The protected resources (RFC 8707 resource indicators) the tokens are for: sent as
+    /// `resource` on the authorization request and on every token request (code, refresh, device
+    /// code, client credentials, workload grants). Empty by default: the server's default
+    /// audience. Tokens for one resource at a time, under the same sign-in, come from
+    /// ``Authenticator/accessToken(for:scopes:minimumValidity:)``. JSON key `resource` (URLs
+    /// separated by spaces, or an array).
+    public var resources: [URL] = []
     /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
     /// ``ClientAuthentication/standard(for:metadata:)``).
     public var clientAuthentication: ClientAuthentication?
@@ -141,6 +148,16 @@ public struct ProviderConfiguration: Sendable {
         default: throw invalid("require_pkce", "should be true or false")
         }
         let workload = try Self.workload(string)
+        let resources: [URL]
+        do {
+            resources = try (object.stringList(ProviderSetting.resource.key) ?? []).map { text throws(AuthError) in
+                try Self.resourceIndicator(text)
+            }
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw invalid("resource", "should be a string of space-separated URLs, or an array of strings")
+        }
         var additional = JSONObject()
         for member in object where !Self.knownKeys.contains(member.key) {
             additional[member.key] = member.value
@@ -160,6 +177,32 @@ public struct ProviderConfiguration: Sendable {
             },
             workload: workload
         )
+        self.resources = resources
+    }
+
+    /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the
+    /// loopback interface) without a fragment.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, field `resource`) naming
+    ///   what is wrong.
+    public static func resourceIndicator(_ text: String) throws(AuthError) -> URL {
+        guard let url = URL(string: text), url.scheme != nil, url.host?.isEmpty == false else {
+            throw AuthError(
+                .configurationInvalid, "the resource \(Redaction.scrubURL(text)) is not an absolute URL",
+                hint: "give the API's URL, like https://api.example.com/", field: ProviderSetting.resource.key)
+        }
+        guard url.fragment == nil else {
+            throw AuthError(
+                .configurationInvalid, "a resource indicator has no fragment (RFC 8707 §2)",
+                field: ProviderSetting.resource.key)
+        }
+        do {
+            try EndpointPolicy.validate(url)
+        } catch {
+            throw AuthError(
+                .configurationInvalid, error.message, hint: error.hint, field: ProviderSetting.resource.key)
+        }
+        return url
     }
 
     /// The workload grant the settings describe, if any.
@@ -282,6 +325,7 @@ extension ProviderConfiguration: CustomReflectable {
                 "clientID": clientID,
                 "clientSecret": clientSecret == nil ? "nil" : "<redacted>",
                 "scopes": scopes,
+                "resources": resources,
                 "clientAuthentication": clientAuthentication as Any,
                 "clientAssertionKey": clientAssertionKey.map { "\($0)" } as Any,
                 "endpoints": endpoints,

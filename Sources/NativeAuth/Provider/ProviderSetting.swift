@@ -96,9 +96,15 @@ extension ProviderSetting {
     public static let tokenExchangeAudience = ProviderSetting(
         "token_exchange_audience", help: "The audience to ask a token exchange for.")
 
+    /// `resource`: the protected resources (RFC 8707) the tokens are for.
+    public static let resource = ProviderSetting(
+        "resource",
+        help: "A protected resource (RFC 8707) the tokens are for: an absolute URL; several are space-separated.")
+
     /// The keys every provider reads, in the order people set them.
     public static let standard: [ProviderSetting] = [
-        .issuer, .clientID, .clientSecret, .scope, .clientAuthentication, .clientAssertionKey, .clientAssertionKeyID,
+        .issuer, .clientID, .clientSecret, .scope, .resource, .clientAuthentication, .clientAssertionKey,
+        .clientAssertionKeyID,
         .subjectTokenFile, .subjectTokenCommand, .subjectTokenGitHubActions, .subjectTokenType, .workloadGrant,
         .tokenExchangeAudience,
     ]

@@ -19,6 +19,8 @@ package actor TokenLifecycle {
     private nonisolated let client: ExchangeClient
     private nonisolated let lockTimeout: Duration
     private nonisolated let refreshes = SingleFlight<TokenSet>()
+    /// One flight per resource and scope set (``accessToken(for:scopes:minimumValidity:)``).
+    private var resourceFlights: [String: SingleFlight<ResourceToken>] = [:]
     private var cached: TokenSet?
     /// The store's revision of the key when ``cached`` was loaded or saved; `nil` when the store
     /// cannot tell (the copy in memory is then trusted until it expires).
@@ -105,10 +107,16 @@ package actor TokenLifecycle {
         let key = key
         let kept: TokenSet? = try await storeCall {
             try await lock.withLock(key, timeout: lockTimeout) {
-                guard var stored = try await store.load(key), ConstantTime.equals(stored.accessToken, token) else {
+                guard var stored = try await store.load(key) else { return nil }
+                if ConstantTime.equals(stored.accessToken, token) {
+                    stored.expiresAt = Date(timeIntervalSince1970: 0)
+                } else if let index = stored.resourceTokens.firstIndex(where: {
+                    ConstantTime.equals($0.accessToken, token)
+                }) {
+                    stored.resourceTokens[index].expiresAt = Date(timeIntervalSince1970: 0)
+                } else {
                     return nil
                 }
-                stored.expiresAt = Date(timeIntervalSince1970: 0)
                 try await store.save(stored, for: key)
                 return stored
             }
@@ -235,6 +243,7 @@ package actor TokenLifecycle {
         var tokens = try await client.tokens(
             for: .refreshToken(refreshToken), metadata: metadata, requestedScopes: current.scopes, previous: current)
         tokens.endpoints = TokenSet.endpoints(of: metadata)
+        tokens.resourceTokens = current.resourceTokens
         lastRefreshIDTokenError = nil
         if tokens.idToken != nil, tokens.idToken != current.idToken {
             do {
@@ -260,8 +269,16 @@ package actor TokenLifecycle {
                 tokens.displayName = current.displayName
             }
         }
-        // Kept in memory before the store is asked: when saving fails after a rotating refresh, the
-        // new refresh token (the old one is spent) still serves this process.
+        try await keepRefreshed(tokens, replacing: current)
+        client.logger.debug("tokens refreshed")
+        return tokens
+    }
+
+    /// Stores a set whose refresh token a request just used (and the server may have rotated).
+    ///
+    /// It is kept in memory before the store is asked: when saving fails, the new refresh token
+    /// (the old one is spent) still serves this process, and is saved again at the next refresh.
+    private func keepRefreshed(_ tokens: TokenSet, replacing current: TokenSet) async throws {
         cached = tokens
         do {
             try await storeCall { try await store.save(tokens, for: key) }
@@ -276,8 +293,6 @@ package actor TokenLifecycle {
             throw kept
         }
         await wrote(tokens)
-        client.logger.debug("tokens refreshed")
-        return tokens
     }
 
     /// Asks for a renewable set's grant again with the scopes it holds, and stores the answer:
@@ -288,9 +303,11 @@ package actor TokenLifecycle {
     private func sendRenewal(_ current: TokenSet) async throws -> TokenSet {
         let metadata = try await client.metadata()
         try current.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
-        let grant = try await Self.renewal(of: current, configuration: client.provider.configuration, client: client)
+        let grant = try await Self.renewal(
+            of: current, scopes: current.scopes, configuration: client.provider.configuration, client: client)
         var tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: current.scopes)
         tokens.endpoints = TokenSet.endpoints(of: metadata)
+        tokens.resourceTokens = current.resourceTokens
         tokens.renewableGrant = current.renewableGrant
         tokens.subject = current.subject
         tokens.displayName = current.displayName
@@ -301,12 +318,12 @@ package actor TokenLifecycle {
         return tokens
     }
 
-    /// The grant that renews `current`.
-    static func renewal(of current: TokenSet, configuration: ProviderConfiguration, client: ExchangeClient)
-        async throws(AuthError) -> Grant
-    {
+    /// The grant that renews `current`, asking for `scopes`.
+    static func renewal(
+        of current: TokenSet, scopes: [String], configuration: ProviderConfiguration, client: ExchangeClient
+    ) async throws(AuthError) -> Grant {
         let kind = current.renewableGrant
-        if kind == .clientCredentials { return .clientCredentials(scopes: current.scopes) }
+        if kind == .clientCredentials { return .clientCredentials(scopes: scopes) }
         guard let workload = configuration.workload, workload.kind == kind else {
             throw AuthError(
                 .loginRequired,
@@ -316,7 +333,112 @@ package actor TokenLifecycle {
                     "give the subject token as at login (--subject-token-file, --subject-token-command), or sign in again"
             )
         }
-        return try await workload.grant(scopes: current.scopes, transport: client.transport)
+        return try await workload.grant(scopes: scopes, transport: client.transport)
+    }
+
+    // MARK: - Tokens per resource
+
+    /// An access token for `resource` (RFC 8707) with `scopes` (`nil`: the sign-in's), valid for
+    /// at least `minimumValidity` seconds: the one the set keeps, else a new one from its refresh
+    /// token (a refresh with `resource`, RFC 8707 §2.2) or its renewable grant, asked for once
+    /// however many callers and processes want the same resource and scopes.
+    package func accessToken(for resource: URL, scopes: [String]?, minimumValidity: TimeInterval) async throws
+        -> ResourceToken
+    {
+        guard let current = try await current() else { throw RefreshDecision.notSignedIn }
+        if let kept = current.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
+            kept.isValid(at: now, leeway: minimumValidity)
+        {
+            return kept
+        }
+        let name = resource.absoluteString + " " + (scopes ?? []).sorted().joined(separator: " ")
+        let flight = resourceFlights[name] ?? SingleFlight<ResourceToken>()
+        resourceFlights[name] = flight
+        return try await flight.value {
+            try await self.resourceTokenUnderLock(resource, scopes: scopes, minimumValidity: minimumValidity)
+        }
+    }
+
+    private func resourceTokenUnderLock(_ resource: URL, scopes: [String]?, minimumValidity: TimeInterval)
+        async throws -> ResourceToken
+    {
+        try await storeCall {
+            try await lock.withLock(key, timeout: lockTimeout) {
+                try await self.resourceTokenLocked(resource, scopes: scopes, minimumValidity: minimumValidity)
+            }
+        }
+    }
+
+    private func resourceTokenLocked(_ resource: URL, scopes: [String]?, minimumValidity: TimeInterval)
+        async throws -> ResourceToken
+    {
+        guard var stored = try await storeCall({ try await store.load(key) }) else { throw signedOutElsewhere() }
+        if let kept = stored.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
+            kept.isValid(at: now, leeway: minimumValidity)
+        {
+            client.logger.debug("using a resource token another process got")
+            await wrote(stored)
+            return kept
+        }
+        let refreshToken = stored.refreshToken
+        guard stored.renewableGrant != nil || refreshToken != nil else {
+            let name = Redaction.scrubURL(resource.absoluteString)
+            throw AuthError(
+                .loginRequired, "the sign-in has no refresh token to get a token for \(name) with",
+                hint: "sign in again with --resource \(name)", operation: .refresh)
+        }
+        let metadata = try await client.metadata()
+        try stored.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
+        var answer: TokenSet
+        let before = stored
+        if let refreshToken, stored.renewableGrant == nil {
+            do {
+                answer = try await resourceRefresh(refreshToken, resource, scopes: scopes, stored, metadata)
+            } catch let error as AuthError where error.isLoginRequired {
+                // Another process may have rotated the refresh token meanwhile: its new one is tried once.
+                guard let reloaded = try await storeCall({ try await store.load(key) }) else {
+                    throw signedOutElsewhere()
+                }
+                guard let newer = reloaded.refreshToken, newer != refreshToken else {
+                    var cleared = reloaded
+                    cleared.refreshToken = nil
+                    try await storeCall { try await store.save(cleared, for: key) }
+                    await wrote(cleared)
+                    client.logger.info("refresh token refused; sign-in required")
+                    throw error
+                }
+                stored = reloaded
+                answer = try await resourceRefresh(newer, resource, scopes: scopes, stored, metadata)
+            }
+            if let rotated = answer.refreshToken {
+                stored.refreshToken = rotated
+                stored.refreshExpiresAt = answer.refreshExpiresAt
+            }
+        } else {
+            let grant = try await Self.renewal(
+                of: stored, scopes: scopes ?? stored.scopes, configuration: client.provider.configuration,
+                client: client)
+            answer = try await client.tokens(
+                for: grant.forResources([resource]), metadata: metadata, requestedScopes: scopes ?? stored.scopes)
+        }
+        let token = ResourceToken(resource: resource, requestedScopes: scopes ?? [], tokens: answer)
+        stored.resourceTokens.removeAll { $0.matches(resource, scopes: scopes) }
+        stored.resourceTokens.append(token)
+        try await keepRefreshed(stored, replacing: before)
+        client.logger.debug(
+            "got an access token for a resource",
+            metadata: ["resource": "\(Redaction.scrubURL(resource.absoluteString))"])
+        return token
+    }
+
+    /// A refresh asking for `resource` (and `scopes`, narrowing): the answer as it came (its
+    /// `refresh_token` only when the server rotated it).
+    private func resourceRefresh(
+        _ refreshToken: String, _ resource: URL, scopes: [String]?, _ current: TokenSet, _ metadata: ProviderMetadata
+    ) async throws -> TokenSet {
+        try await client.tokens(
+            for: Grant.refreshToken(refreshToken, scopes: scopes ?? []).forResources([resource]), metadata: metadata,
+            requestedScopes: scopes ?? current.scopes)
     }
 
     // MARK: - Sending
@@ -339,6 +461,23 @@ package actor TokenLifecycle {
         let fresh = try await accessToken(minimumValidity: 60)
         let (retried, retriedData) = try await client.sendAuthorized(
             request, body: body, accessToken: fresh, boundTo: binding(of: fresh))
+        if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
+        return try checkScope(retried, retriedData)
+    }
+
+    /// Sends `request` with the access token for `resource` and `scopes`; on a 401, drops that
+    /// token (when it is still the stored one), gets another once and retries once.
+    package func send(_ request: HTTPRequest, body: Data?, for resource: URL, scopes: [String]?) async throws -> (
+        HTTPResponse, Data
+    ) {
+        let token = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
+        let (response, data) = try await client.sendAuthorized(
+            request, body: body, accessToken: token.accessToken, boundTo: token.certificateThumbprint)
+        guard response.status.code == 401 else { return try checkScope(response, data) }
+        _ = try await discard(accessToken: token.accessToken)
+        let fresh = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
+        let (retried, retriedData) = try await client.sendAuthorized(
+            request, body: body, accessToken: fresh.accessToken, boundTo: fresh.certificateThumbprint)
         if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
         return try checkScope(retried, retriedData)
     }

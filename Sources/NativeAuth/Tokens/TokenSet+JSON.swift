@@ -21,6 +21,7 @@ extension TokenSet {
         if let displayName { object["display_name"] = .string(displayName) }
         if let certificateThumbprint { object["cnf_x5t_s256"] = .string(certificateThumbprint) }
         if let renewableGrant { object["grant_type"] = .string(renewableGrant.rawValue) }
+        if !resourceTokens.isEmpty { object["resource_tokens"] = .array(resourceTokens.map(\.storageJSON)) }
         if !endpoints.isEmpty {
             var issued = JSONObject()
             for (name, url) in endpoints.sorted(by: { $0.key < $1.key }) { issued[name] = .string(url.absoluteString) }
@@ -63,5 +64,14 @@ extension TokenSet {
             certificateThumbprint: try object.string("cnf_x5t_s256"),
             renewableGrant: try object.string("grant_type").map(Grant.Kind.init(rawValue:))
         )
+        if let stored = try object.array("resource_tokens") {
+            resourceTokens = try stored.map { value throws(JSONFieldError) in
+                guard case .object(let entry) = value else {
+                    throw JSONFieldError(
+                        key: "resource_tokens", problem: .wrongKind(expected: "objects", found: "something else"))
+                }
+                return try ResourceToken(storageJSON: entry)
+            }
+        }
     }
 }

@@ -50,6 +50,10 @@ public struct TokenSet: Sendable, Equatable {
     /// expires, NativeAuth asks the token endpoint again, once however many callers wait (as it
     /// refreshes). `nil` for a person's sign-in. Stored as `grant_type`.
     public var renewableGrant: Grant.Kind?
+    /// Access tokens for single protected resources (RFC 8707), got under this set's refresh token
+    /// or renewable grant by ``Authenticator/accessToken(for:scopes:minimumValidity:)``. A new
+    /// sign-in starts without any.
+    public var resourceTokens: [ResourceToken] = []
 
     /// Creates a token set.
     public init(
@@ -149,6 +153,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
         if certificateThumbprint != nil { parts.append("bound to a client certificate") }
         if let renewableGrant { parts.append("renewed by \(renewableGrant.rawValue)") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
+        if !resourceTokens.isEmpty { parts.append("\(resourceTokens.count) resource token(s)") }
         return "TokenSet(" + parts.joined(separator: ", ") + ")"
     }
 
@@ -172,6 +177,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "endpoints": endpoints,
                 "certificateThumbprint": certificateThumbprint as Any,
                 "renewableGrant": renewableGrant?.rawValue as Any,
+                "resourceTokens": resourceTokens.map(\.description),
             ],
             displayStyle: .struct
         )

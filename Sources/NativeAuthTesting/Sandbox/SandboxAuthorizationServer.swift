@@ -63,6 +63,9 @@ public final class SandboxAuthorizationServer: Sendable {
         case deviceVerification = "/device"
         /// A protected resource: answers a valid access token with who it belongs to.
         case resource = "/resource"
+        /// The protected resources of ``Configuration/protectedResources``, under this path: each
+        /// takes only access tokens issued for it (RFC 8707 `resource`).
+        case protectedResource = "/resources/"
     }
 
     /// The grant types of the token endpoint, for ``grantCount(_:)``.
@@ -224,6 +227,11 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The issuers whose tokens the sandbox takes for a token exchange or a JWT bearer grant
         /// (none by default).
         public var federatedIssuers: [FederatedIssuer] = []
+        /// The names of protected resources the sandbox serves at `/resources/NAME`
+        /// (``SandboxAuthorizationServer/resourceURL(_:)``), for RFC 8707 resource indicators:
+        /// tokens are issued for them on request, and each takes only tokens issued for it. None
+        /// by default.
+        public var protectedResources: [String] = []
         /// Serve HTTPS with this certificate (and require client certificates when it names a
         /// client CA); `nil`, the default, serves plain HTTP. Set it after creating the configuration.
         public var tls: TestTLSIdentity?
@@ -392,6 +400,16 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Returns: The count since the start or the last ``resetCounts()``.
     /// The subjects of the federated tokens the sandbox accepted (token exchange, JWT bearer), in order.
     public var federatedSubjects: [String] { core.state.withLockedValue { $0.federatedSubjects } }
+
+    /// The URL (and resource indicator) of the protected resource `name` of
+    /// ``Configuration/protectedResources``.
+    public func resourceURL(_ name: String) -> URL {
+        issuer.appendingPathComponent("resources").appendingPathComponent(name)
+    }
+
+    /// The `resource` values each token response was issued for, in order; an empty list for a
+    /// response without any.
+    public var issuedAudiences: [[String]] { core.state.withLockedValue { $0.issuedAudiences } }
 
     public func errorCount(_ code: String) -> Int {
         core.state.withLockedValue { $0.errorCounts[code, default: 0] }

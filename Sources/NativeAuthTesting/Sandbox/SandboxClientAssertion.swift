@@ -173,7 +173,7 @@ extension SandboxCore {
         let authorization = Authorization(
             clientID: client.id, subject: client.id, scopes: scopes, authTime: now, nonce: nil,
             family: SecureRandom.token(), certificateThumbprint: binding)
-        return issueTokens(authorization, includeNonce: false, newRefreshToken: false)
+        return issueTokens(authorization, includeNonce: false, newRefreshToken: false, form: form)
     }
 }
 
@@ -304,7 +304,7 @@ extension SandboxCore {
             clientID: client.id, subject: subject, scopes: scopes, authTime: now, nonce: nil,
             family: SecureRandom.token(), certificateThumbprint: binding)
         return issueTokens(
-            authorization, includeNonce: false, newRefreshToken: false,
+            authorization, includeNonce: false, newRefreshToken: false, form: form,
             extra: exchange ? ["issued_token_type": "urn:ietf:params:oauth:token-type:access_token"] : [:])
     }
 }

@@ -55,6 +55,13 @@ extension SandboxCore {
                 [FormField("error", "invalid_scope"), FormField("error_description", "unknown scope \(unknown)")],
                 issuer: issuer)
         }
+        pending.resources = query.filter { $0.name == "resource" }.map(\.value)
+        if let unknown = pending.resources.first(where: { !knownResources.contains($0) }) {
+            return redirect(
+                pending,
+                [FormField("error", "invalid_target"), FormField("error_description", "unknown resource \(unknown)")],
+                issuer: issuer)
+        }
         if pending.scopes.isEmpty { pending.scopes = ["openid"] }
         if state.withLockedValue({ $0.autoApprove }) {
             return approve(pending, user: autoApprovedUser, issuer: issuer)
@@ -70,7 +77,7 @@ extension SandboxCore {
         let now = now
         let authorization = Authorization(
             clientID: pending.clientID, subject: user.subject, scopes: pending.scopes, authTime: now,
-            nonce: pending.nonce, family: SecureRandom.token(bytes: 12)
+            nonce: pending.nonce, family: SecureRandom.token(bytes: 12), resources: pending.resources
         )
         let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
         state.withLockedValue {
@@ -153,7 +160,7 @@ extension SandboxCore {
         }
         var authorization = issued.authorization
         authorization.certificateThumbprint = binding
-        return issueTokens(authorization, includeNonce: true, newRefreshToken: true)
+        return issueTokens(authorization, includeNonce: true, newRefreshToken: true, form: form)
     }
 
     func refresh(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse {
@@ -167,12 +174,19 @@ extension SandboxCore {
         guard record.authorization.clientID == client.id else {
             return oauthError("invalid_grant", "the refresh token was issued to another client")
         }
+        var narrowed: [String]?
         if let scope = form.first(named: "scope") {
             let asked = scope.split(separator: " ").map(String.init)
             guard asked.allSatisfy(record.authorization.scopes.contains) else {
                 return oauthError("invalid_scope", "a refresh cannot widen the scope")
             }
-            record.authorization.scopes = asked
+            narrowed = asked
+        }
+        // A refused request spends nothing: the target is checked before the token rotates.
+        if case .failure(let refusal) = audience(
+            asked: form.filter { $0.name == "resource" }.map(\.value), granted: record.authorization.resources)
+        {
+            return refusal.response
         }
         if rotate {
             // Retire the old token; a second refresh with it is refused.
@@ -183,15 +197,43 @@ extension SandboxCore {
         }
         state.withLockedValue { $0.refreshesBySubject[record.authorization.subject, default: 0] += 1 }
         record.authorization.certificateThumbprint = binding
-        return issueTokens(record.authorization, includeNonce: false, newRefreshToken: rotate)
+        // A rotated refresh token keeps the grant's whole scope (RFC 6749 §6); the access token has
+        // the narrowed one.
+        return issueTokens(
+            record.authorization, includeNonce: false, newRefreshToken: rotate, form: form, accessScopes: narrowed)
     }
 
     func issueTokens(
         _ authorization: Authorization,
         includeNonce: Bool,
         newRefreshToken: Bool,
+        form: [FormField],
+        accessScopes: [String]? = nil,
         extra: JSONObject = [:]
     ) -> TestResponse {
+        let audience: [String]
+        switch self.audience(
+            asked: form.filter { $0.name == "resource" }.map(\.value), granted: authorization.resources)
+        {
+        case .success(let value): audience = value
+        case .failure(let refusal): return refusal.response
+        }
+        var access = authorization
+        if let accessScopes { access.scopes = accessScopes }
+        return issueTokens(
+            authorization, access: access, audience: audience, includeNonce: includeNonce,
+            newRefreshToken: newRefreshToken, extra: extra)
+    }
+
+    private func issueTokens(
+        _ authorization: Authorization,
+        access accessAuthorization: Authorization,
+        audience: [String],
+        includeNonce: Bool,
+        newRefreshToken: Bool,
+        extra: JSONObject
+    ) -> TestResponse {
+        let authorization = authorization
         let now = now
         let access = SecureRandom.token()
         let lifetime = configuration.accessTokenLifetime.timeInterval
@@ -199,7 +241,7 @@ extension SandboxCore {
             "access_token": .string(access),
             "token_type": "Bearer",
             "expires_in": .integer(Int64(lifetime.rounded())),
-            "scope": .string(authorization.scopes.joined(separator: " ")),
+            "scope": .string(accessAuthorization.scopes.joined(separator: " ")),
         ]
         for member in extra { answer[member.key] = member.value }
         var refresh: String?
@@ -231,7 +273,8 @@ extension SandboxCore {
         let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.timeInterval) }
         state.withLockedValue { state in
             state.accessTokens[access] = AccessToken(
-                authorization: authorization, expiresAt: now.addingTimeInterval(lifetime))
+                authorization: accessAuthorization, expiresAt: now.addingTimeInterval(lifetime), audience: audience)
+            state.issuedAudiences.append(audience)
             if let refresh {
                 state.refreshTokens[refresh] = RefreshToken(authorization: authorization, expiresAt: refreshExpiry)
             }
@@ -373,7 +416,7 @@ extension SandboxCore {
             let authorization = Authorization(
                 clientID: record.clientID, subject: subject, scopes: record.scopes, authTime: now, nonce: nil,
                 family: SecureRandom.token(bytes: 12), certificateThumbprint: binding)
-            return issueTokens(authorization, includeNonce: false, newRefreshToken: true)
+            return issueTokens(authorization, includeNonce: false, newRefreshToken: true, form: form)
         }
     }
 

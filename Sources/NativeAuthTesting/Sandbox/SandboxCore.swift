@@ -21,6 +21,9 @@ final class SandboxCore: Sendable {
         var family: String
         /// The client certificate its access tokens are bound to (RFC 8705 §3), if any.
         var certificateThumbprint: String?
+        /// The protected resources the grant covers (RFC 8707 `resource` on the authorization
+        /// request); empty: any the sandbox serves.
+        var resources: [String] = []
     }
 
     /// An authorization request waiting on the approval page.
@@ -31,6 +34,7 @@ final class SandboxCore: Sendable {
         var state: String?
         var nonce: String?
         var codeChallenge: String
+        var resources: [String] = []
     }
 
     struct IssuedCode: Sendable {
@@ -42,6 +46,8 @@ final class SandboxCore: Sendable {
     struct AccessToken: Sendable {
         var authorization: Authorization
         var expiresAt: Date
+        /// The resources it is for (RFC 8707); empty: the sandbox's own endpoints only.
+        var audience: [String] = []
     }
 
     struct RefreshToken: Sendable {
@@ -89,6 +95,8 @@ final class SandboxCore: Sendable {
         var usedAssertionIDs: Set<String> = []
         /// The subjects of the federated tokens accepted (token exchange, JWT bearer), in order.
         var federatedSubjects: [String] = []
+        /// The `resource` values of each token response, in order (RFC 8707).
+        var issuedAudiences: [[String]] = []
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
@@ -131,7 +139,9 @@ final class SandboxCore: Sendable {
         let alias = path.hasPrefix("/mtls/") && servesMutualTLS
         if alias { path.removeFirst("/mtls".count) }
         let endpoint: Endpoint? =
-            path == "/.well-known/oauth-authorization-server" ? .discovery : Endpoint(rawValue: path)
+            path == "/.well-known/oauth-authorization-server"
+            ? .discovery
+            : path.hasPrefix(Endpoint.protectedResource.rawValue) ? .protectedResource : Endpoint(rawValue: path)
         guard let endpoint else { return .text("not found", status: 404) }
         let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
@@ -177,6 +187,7 @@ final class SandboxCore: Sendable {
         case (.token, "POST"): return token(request)
         case (.userInfo, "GET"), (.userInfo, "POST"): return userInfo(request)
         case (.resource, _): return resource(request)
+        case (.protectedResource, _): return protectedResource(request)
         case (.revocation, "POST"): return revoke(request)
         case (.endSession, "GET"), (.endSession, "POST"): return endSession(request)
         case (.deviceAuthorization, "POST"): return deviceAuthorization(request)
