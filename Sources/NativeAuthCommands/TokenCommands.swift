@@ -3,7 +3,7 @@ internal import Foundation
 internal import HTTPTypes
 internal import LenientJSON
 internal import Logging
-internal import NativeAuth
+@_spi(Provider) internal import NativeAuth
 
 /// `token`: prints a valid access token, refreshing if needed, for another program.
 ///
@@ -114,6 +114,13 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Argument(help: "A URL, or a path relative to the provider's API base.")
     var target: String
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Find the API's authorization server from its 401 (RFC 9728 protected resource metadata) and sign in"
+                + " there for it: no --issuer needed (--client-id is)."))
+    var discover = false
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
@@ -121,7 +128,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             let response: HTTPResponse
             let body: Data
-            if let token = try AccessTokenOverride.token() {
+            if discover {
+                (response, body) = try await discovered()
+            } else if let token = try AccessTokenOverride.token() {
                 let transport: any HTTPTransport
                 let url: URL
                 if let absolute = try absoluteURL() {
@@ -157,6 +166,55 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
 extension APICommand {
     private var logger: Logger { CommandSupport.makeLogger(label: Tool.toolName) }
+
+    /// `--discover`: the target asked without a token; on a 401, its protected resource metadata
+    /// names the authorization server, where the person signs in (in the browser, once: the tokens
+    /// are stored under that issuer) for a token for that resource, and the request is sent again.
+    private func discovered() async throws -> (HTTPResponse, Data) {
+        guard let url = try absoluteURL() else {
+            throw AuthError(.configurationInvalid, "--discover needs the API's full URL")
+        }
+        try EndpointPolicy.validate(url)
+        let request = HTTPRequest(method: .get, url: url)
+        let transport = try options.transportChoice().makeTransport(logger: logger)
+        let (first, firstBody) = try await transport.send(request, body: nil)
+        guard first.status.code == 401 else { return (first, firstBody) }
+        let metadata = try await ProtectedResourceMetadata.discover(for: url, response: first, transport: transport)
+        guard let issuer = metadata.authorizationServers.first else {
+            throw AuthError(
+                .configurationInvalid, "the API's protected resource metadata names no authorization server",
+                hint: "give --issuer, and leave out --discover")
+        }
+        let resource = metadata.resource
+        var settings = ["issuer": issuer.absoluteString, "resource": resource.absoluteString]
+        let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
+        if options.scope == nil, let scope = challenge?.scope { settings["scope"] = scope }
+        let prepared: ToolOptions<Tool>.Prepared
+        do {
+            prepared = try await options.prepare(settings: settings, use: .describe)
+        } catch var error as AuthError where error.field == ProviderSetting.clientID.key {
+            error.message +=
+                ": the API's authorization server is \(Redaction.scrubURL(issuer.absoluteString)), and the client id"
+                + " registered there is needed"
+            throw error
+        }
+        let shown = Redaction.scrubURL(resource.absoluteString)
+        do {
+            return try await prepared.authenticator.send(request, for: resource)
+        } catch let error as AuthError where error.isLoginRequired {
+            CommandSupport.notice(
+                "\(shown) takes tokens from \(Redaction.scrubURL(issuer.absoluteString)): signing in there for it")
+            let presenter = LoopbackPresenter(
+                configuration: .init(port: 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
+            let accounts = prepared.accounts
+            let name = prepared.named?.name
+            let signIn = try await CommandSupport.cancellingOnSignals {
+                try await accounts.login(presenter: presenter, name: name)
+            }
+            CommandSupport.notice("signed in as \(signIn.account)")
+            return try await accounts.authenticator(for: signIn.account).send(request, for: resource)
+        }
+    }
 
     /// The target when it is a full URL.
     private func absoluteURL() throws(AuthError) -> URL? {

@@ -235,4 +235,35 @@ struct ClientCredentialsServerTests {
         #expect(object["scope"] == ["openid", "profile", "email"], "\(status.stdout)")
         await sandbox.stop()
     }
+
+    /// An agent pointed at an API and nothing else: the API's 401 names its metadata, which names
+    /// the authorization server; the person signs in there once, and later calls need no sign-in.
+    @Test func apiDiscoverGoesFromABare401ToASignInAndTheAnswer() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mcp"]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let tools = sandbox.resourceURL("mcp").absoluteString + "/tools"
+        let store = ["--store", directory.path + "/store"]
+
+        let noClient = try await run(cli, ["api", "--discover", tools] + store)
+        #expect(noClient.status == 1)
+        #expect(
+            noClient.stderr.contains("the API's authorization server is \(sandbox.issuer.absoluteString)"),
+            "\(noClient.stderr)")
+
+        let client = ["--client-id", SandboxAuthorizationServer.Client.defaultID]
+        let first = try await run(
+            cli, ["api", "--discover", tools] + client + store, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("signing in there for it"), "\(first.stderr)")
+        #expect(first.stdout.contains(sandbox.resourceURL("mcp").absoluteString), "\(first.stdout)")
+        #expect(sandbox.requestCount(.authorization) == 1)
+
+        let again = try await run(cli, ["api", "--discover", tools] + client + store)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!again.stderr.contains("signing in"))
+        #expect(sandbox.requestCount(.authorization) == 1, "the stored sign-in served")
+        await sandbox.stop()
+    }
 }

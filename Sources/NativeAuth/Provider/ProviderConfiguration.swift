@@ -36,6 +36,14 @@ public struct ProviderConfiguration: Sendable {
     /// ``Authenticator/accessToken(for:scopes:minimumValidity:)``. JSON key `resource` (URLs
     /// separated by spaces, or an array).
     public var resources: [URL] = []
+    /// Whether ``Authenticator/send(_:body:)`` follows an API's 401 that points to its protected
+    /// resource metadata (RFC 9728 `resource_metadata`): when the metadata names this
+    /// configuration's issuer, a token for that resource is got under the sign-in
+    /// (``Authenticator/accessToken(for:scopes:minimumValidity:)``) and the request retried once;
+    /// later requests under that resource use its token at once. When it names another issuer, the
+    /// error says which. Off by default: an API's answer never decides, unasked, what the app asks
+    /// its authorization server for. JSON key `follow_resource_metadata` (a boolean).
+    public var followsResourceMetadata = false
     /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
     /// ``ClientAuthentication/standard(for:metadata:)``).
     public var clientAuthentication: ClientAuthentication?
@@ -86,7 +94,8 @@ public struct ProviderConfiguration: Sendable {
     }
 
     static let knownKeys: Set<String> = Set(
-        ["provider", "require_pkce"] + ProviderSetting.standard.map(\.key) + EndpointOverrides.fields.map(\.key)
+        ["provider", "require_pkce", "follow_resource_metadata"] + ProviderSetting.standard.map(\.key)
+            + EndpointOverrides.fields.map(\.key)
     )
 
     /// Reads a configuration from a JSON object.
@@ -147,6 +156,14 @@ public struct ProviderConfiguration: Sendable {
         case .bool(let value)?: requiresAnnouncedPKCE = value
         default: throw invalid("require_pkce", "should be true or false")
         }
+        let followsResourceMetadata: Bool
+        switch object["follow_resource_metadata"] {
+        case nil, .null?: followsResourceMetadata = false
+        case .bool(let value)?: followsResourceMetadata = value
+        case .string("true")?: followsResourceMetadata = true
+        case .string("false")?: followsResourceMetadata = false
+        default: throw invalid("follow_resource_metadata", "should be true or false")
+        }
         let workload = try Self.workload(string)
         let resources: [URL]
         do {
@@ -178,6 +195,7 @@ public struct ProviderConfiguration: Sendable {
             workload: workload
         )
         self.resources = resources
+        self.followsResourceMetadata = followsResourceMetadata
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the

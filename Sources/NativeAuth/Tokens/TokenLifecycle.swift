@@ -21,6 +21,9 @@ package actor TokenLifecycle {
     private nonisolated let refreshes = SingleFlight<TokenSet>()
     /// One flight per resource and scope set (``accessToken(for:scopes:minimumValidity:)``).
     private var resourceFlights: [String: SingleFlight<ResourceToken>] = [:]
+    /// Resources whose metadata named this issuer (``ProviderConfiguration/followsResourceMetadata``):
+    /// requests under them get their own token.
+    private var discoveredResources: [URL] = []
     private var cached: TokenSet?
     /// The store's revision of the key when ``cached`` was loaded or saved; `nil` when the store
     /// cannot tell (the copy in memory is then trusted until it expires).
@@ -446,10 +449,20 @@ package actor TokenLifecycle {
     /// Sends `request` with the access token; on a 401, refreshes once (not at all when the token
     /// changed since) and retries once.
     package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        if let url = request.url,
+            let resource = discoveredResources.first(where: {
+                ProtectedResourceMetadata.covers($0, url)
+            })
+        {
+            return try await send(request, body: body, for: resource, scopes: nil)
+        }
         let token = try await accessToken(minimumValidity: 60)
         let (response, data) = try await client.sendAuthorized(
             request, body: body, accessToken: token, boundTo: binding(of: token))
         guard response.status.code == 401 else { return try checkScope(response, data) }
+        if let resource = try await followedResource(request, response) {
+            return try await send(request, body: body, for: resource, scopes: nil)
+        }
         if let current = try await current(), current.accessToken == token {
             // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with,
             // unless the set's grant can be asked for again (client credentials).
@@ -480,6 +493,41 @@ package actor TokenLifecycle {
             request, body: body, accessToken: fresh.accessToken, boundTo: fresh.certificateThumbprint)
         if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
         return try checkScope(retried, retriedData)
+    }
+
+    /// The resource a 401 points to (RFC 9728), when the configuration follows such pointers and
+    /// the resource's metadata names this issuer; `nil` when the 401 points nowhere or the
+    /// configuration does not follow.
+    ///
+    /// - Throws: ``AuthError`` when the metadata cannot be had or is refused, or names another issuer.
+    private func followedResource(_ request: HTTPRequest, _ response: HTTPResponse) async throws -> URL? {
+        let configuration = client.provider.configuration
+        guard configuration.followsResourceMetadata, let url = request.url,
+            let header = response.headerFields[.wwwAuthenticate],
+            BearerChallenge(headerValue: header)?.parameters["resource_metadata"] != nil
+        else { return nil }
+        let metadata = try await ProtectedResourceMetadata.discover(
+            for: url, response: response, transport: client.transport)
+        func trimmed(_ url: URL) -> String {
+            url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
+        }
+        guard let issuer = configuration.issuer,
+            metadata.authorizationServers.contains(where: { trimmed($0) == trimmed(issuer) })
+        else {
+            let servers = metadata.authorizationServers.map { Redaction.scrubURL($0.absoluteString) }
+            throw AuthError(
+                .invalidToken,
+                "the API's tokens come from \(servers.isEmpty ? "no authorization server it names" : servers.joined(separator: ", ")),"
+                    + " not from this configuration's issuer; no token was sent there",
+                hint: "sign in at the API's authorization server (nativeauth api --discover URL)",
+                operation: .apiRequest,
+                status: 401)
+        }
+        if !discoveredResources.contains(metadata.resource) { discoveredResources.append(metadata.resource) }
+        client.logger.debug(
+            "following the API's protected resource metadata",
+            metadata: ["resource": "\(Redaction.scrubURL(metadata.resource.absoluteString))"])
+        return metadata.resource
     }
 
     /// The certificate `token` is bound to, when it is the set in memory's and bound.

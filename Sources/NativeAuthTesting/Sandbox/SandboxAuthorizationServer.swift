@@ -66,6 +66,9 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The protected resources of ``Configuration/protectedResources``, under this path: each
         /// takes only access tokens issued for it (RFC 8707 `resource`).
         case protectedResource = "/resources/"
+        /// The protected resource metadata (RFC 9728) of each of them, at
+        /// `/.well-known/oauth-protected-resource/resources/NAME`.
+        case protectedResourceMetadata = "/.well-known/oauth-protected-resource/"
     }
 
     /// The grant types of the token endpoint, for ``grantCount(_:)``.
@@ -232,6 +235,10 @@ public final class SandboxAuthorizationServer: Sendable {
         /// tokens are issued for them on request, and each takes only tokens issued for it. None
         /// by default.
         public var protectedResources: [String] = []
+        /// Bodies served instead of a protected resource's metadata, by resource name: for tests of
+        /// malformed or misleading documents. `$RESOURCE` and `$ISSUER` in them become the
+        /// resource's URL and the sandbox's issuer. None by default.
+        public var protectedResourceMetadataBodies: [String: String] = [:]
         /// Serve HTTPS with this certificate (and require client certificates when it names a
         /// client CA); `nil`, the default, serves plain HTTP. Set it after creating the configuration.
         public var tls: TestTLSIdentity?

@@ -141,7 +141,10 @@ final class SandboxCore: Sendable {
         let endpoint: Endpoint? =
             path == "/.well-known/oauth-authorization-server"
             ? .discovery
-            : path.hasPrefix(Endpoint.protectedResource.rawValue) ? .protectedResource : Endpoint(rawValue: path)
+            : path.hasPrefix(Endpoint.protectedResource.rawValue)
+                ? .protectedResource
+                : path.hasPrefix(Endpoint.protectedResourceMetadata.rawValue)
+                    ? .protectedResourceMetadata : Endpoint(rawValue: path)
         guard let endpoint else { return .text("not found", status: 404) }
         let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
@@ -188,6 +191,7 @@ final class SandboxCore: Sendable {
         case (.userInfo, "GET"), (.userInfo, "POST"): return userInfo(request)
         case (.resource, _): return resource(request)
         case (.protectedResource, _): return protectedResource(request)
+        case (.protectedResourceMetadata, "GET"): return protectedResourceMetadata(request)
         case (.revocation, "POST"): return revoke(request)
         case (.endSession, "GET"), (.endSession, "POST"): return endSession(request)
         case (.deviceAuthorization, "POST"): return deviceAuthorization(request)

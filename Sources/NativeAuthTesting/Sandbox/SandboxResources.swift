@@ -36,16 +36,45 @@ extension SandboxCore {
         return .success(asked.isEmpty ? granted : asked)
     }
 
+    /// The metadata (RFC 9728) of a protected resource of the configuration: the sandbox issues its tokens.
+    func protectedResourceMetadata(_ request: TestRequest) -> TestResponse {
+        let path = String(request.path.dropFirst(Endpoint.protectedResourceMetadata.rawValue.count))
+        guard path.hasPrefix("resources/") else { return .text("not found", status: 404) }
+        let name = String(path.dropFirst("resources/".count))
+        guard configuration.protectedResources.contains(name) else { return .text("not found", status: 404) }
+        if let body = configuration.protectedResourceMetadataBodies[name] {
+            let filled = body.replacingOccurrences(of: "$RESOURCE", with: issuer + "/resources/" + name)
+                .replacingOccurrences(of: "$ISSUER", with: issuer)
+            return .json(filled, status: 200, headers: [])
+        }
+        return json([
+            "resource": .string(issuer + "/resources/" + name),
+            "authorization_servers": [.string(issuer)],
+            "scopes_supported": .array(configuration.scopesSupported.map { .string($0) }),
+            "bearer_methods_supported": ["header"],
+            "resource_name": .string("The sandbox's \(name)"),
+        ])
+    }
+
     /// A protected resource of the configuration: a valid access token issued for it (its
     /// `resource`) gets who it belongs to; any other gets a 401.
     func protectedResource(_ request: TestRequest) -> TestResponse {
-        let name = String(request.path.dropFirst(Endpoint.protectedResource.rawValue.count))
+        // A resource answers at its URL and under it (`/resources/mcp/tools`).
+        let rest = request.path.dropFirst(Endpoint.protectedResource.rawValue.count)
+        let name = String(rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         guard configuration.protectedResources.contains(name),
             let url = URL(string: issuer)?.appendingPathComponent("resources").appendingPathComponent(name)
         else { return .text("not found", status: 404) }
-        guard let (_, record) = bearer(request) else { return invalidToken("the access token is not valid") }
-        guard record.audience.contains(url.absoluteString) else {
-            return invalidToken("the access token was not issued for this resource")
+        // The 401 points to the resource's metadata (RFC 9728 §5.1).
+        let pointer = (
+            "WWW-Authenticate",
+            #"Bearer realm="sandbox", error="invalid_token", resource_metadata=""#
+                + issuer + Endpoint.protectedResourceMetadata.rawValue + "resources/" + name + "\""
+        )
+        guard let (_, record) = bearer(request), record.audience.contains(url.absoluteString) else {
+            return json(
+                ["error": "invalid_token", "error_description": "no valid access token issued for this resource"],
+                status: 401, headers: [pointer])
         }
         return json([
             "resource": .string(url.absoluteString),
