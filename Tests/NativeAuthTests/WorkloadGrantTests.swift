@@ -110,6 +110,12 @@ import Testing
             (.file(directory.path + "/missing"), .configurationInvalid, "cannot read the subject token file"),
             (.file(empty), .tokenExchangeFailed, "is empty"),
             (.command(["/bin/echo", "two words"]), .tokenExchangeFailed, "not one token"),
+            // A hung command is stopped; one that ignores SIGTERM is killed two seconds later.
+            (.command(["/bin/sleep", "30"], timeout: .milliseconds(300)), .timeout, "and was stopped"),
+            (
+                .command(["/bin/sh", "-c", "trap '' TERM; exec /bin/sleep 30"], timeout: .milliseconds(300)), .timeout,
+                "and was stopped"
+            ),
         ]
         for (source, code, text) in cases {
             let store = MemoryTokenStore()

@@ -11,7 +11,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
     enum Origin: Sendable {
         case value(String)
         case file(String)
-        case command([String])
+        case command([String], timeout: Duration)
         case gitHubActions(audience: String?, environment: [String: String])
     }
 
@@ -26,15 +26,21 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
 
     /// A command run without a shell at each request; its standard output (surrounding whitespace
     /// dropped) is the token. It gets the program's environment without `NATIVEAUTH_` variables,
-    /// and no standard input.
+    /// and no standard input. One that runs longer than `timeout` is stopped (`SIGTERM`, then
+    /// `SIGKILL`) and the request fails: a hung command never holds the renewal, and every caller
+    /// waiting on it, for ever.
     ///
-    /// - Parameter arguments: The program (a path, or a name looked up in `PATH`) and its arguments.
-    public static func command(_ arguments: [String]) -> SubjectTokenSource { .init(origin: .command(arguments)) }
+    /// - Parameters:
+    ///   - arguments: The program (a path, or a name looked up in `PATH`) and its arguments.
+    ///   - timeout: How long it may run; 30 seconds by default.
+    public static func command(_ arguments: [String], timeout: Duration = .seconds(30)) -> SubjectTokenSource {
+        .init(origin: .command(arguments, timeout: timeout))
+    }
 
     /// A command line split into words as a POSIX shell splits them (quotes and backslashes), then
-    /// run without a shell, as ``command(_:)``.
-    public static func command(line: String) -> SubjectTokenSource {
-        .init(origin: .command(SystemBrowserOpener.split(line)))
+    /// run without a shell, as ``command(_:timeout:)``.
+    public static func command(line: String, timeout: Duration = .seconds(30)) -> SubjectTokenSource {
+        .init(origin: .command(SystemBrowserOpener.split(line), timeout: timeout))
     }
 
     /// The OIDC token of a GitHub Actions job (`permissions: id-token: write`), asked of the
@@ -55,7 +61,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         switch origin {
         case .value: "a token given in code"
         case .file(let path): "the file \(path)"
-        case .command(let arguments): "the command `\(arguments.joined(separator: " "))`"
+        case .command(let arguments, _): "the command `\(arguments.joined(separator: " "))`"
         case .gitHubActions: "the GitHub Actions OIDC token"
         }
     }
@@ -77,8 +83,8 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         case .file(let path):
             let file = try SecretFile(path, what: "subject token file", maxBytes: Self.maximumBytes)
             text = String(decoding: file.contents, as: UTF8.self)
-        case .command(let arguments):
-            text = try await run(arguments)
+        case .command(let arguments, let timeout):
+            text = try await run(arguments, timeout: timeout)
         case .gitHubActions(let audience, let environment):
             text = try await gitHubActionsToken(audience: audience, environment: environment, transport: transport)
         }
@@ -92,7 +98,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         return token
     }
 
-    private func run(_ arguments: [String]) async throws(AuthError) -> String {
+    private func run(_ arguments: [String], timeout: Duration) async throws(AuthError) -> String {
         guard let name = arguments.first, !name.isEmpty else {
             throw AuthError(.configurationInvalid, "the subject token command is empty")
         }
@@ -110,9 +116,9 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         let output = Pipe()
         process.standardOutput = output
         let reader = output.fileHandleForReading
-        let result: (status: Int32, collected: Data)
+        let result: (status: Int32, collected: Data, timedOut: Bool)
         do {
-            result = try await SystemBrowserOpener.runToEnd(process) {
+            result = try await SystemBrowserOpener.runToEnd(process, timeout: timeout) {
                 var data = Data()
                 while let chunk = try? reader.read(upToCount: 16_384), !chunk.isEmpty {
                     if data.count <= Self.maximumBytes { data.append(chunk) }
@@ -122,6 +128,11 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         } catch {
             throw AuthError(
                 .configurationInvalid, "the subject token command \(name) could not be started", underlying: error)
+        }
+        guard !result.timedOut else {
+            throw AuthError(
+                .timeout, "the subject token command \(name) ran longer than \(timeout) and was stopped",
+                hint: "run it yourself to see where it waits")
         }
         guard result.status == 0 else {
             throw AuthError(

@@ -1,4 +1,9 @@
 public import Foundation
+internal import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
 
 /// Opens a URL in the person's browser.
 ///
@@ -115,13 +120,28 @@ public struct SystemBrowserOpener: BrowserOpener {
         _ process: Process,
         collect: @escaping @Sendable () -> T
     ) async throws -> (status: Int32, collected: T) {
+        let result = try await runToEnd(process, timeout: nil, collect: collect)
+        return (result.status, result.collected)
+    }
+
+    /// ``runToEnd(_:collect:)``, stopping the process when it runs longer than `timeout`: `SIGTERM`,
+    /// then `SIGKILL` two seconds later. `timedOut` says whether it was stopped so.
+    package static func runToEnd<T: Sendable>(
+        _ process: Process,
+        timeout: Duration?,
+        collect: @escaping @Sendable () -> T
+    ) async throws -> (status: Int32, collected: T, timedOut: Bool) {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 do {
                     try process.run()
+                    let pid = process.processIdentifier
+                    let stopped = ProcessWatchdog(pid: pid)
+                    if let timeout { stopped.arm(after: timeout) }
                     let collected = collect()
                     process.waitUntilExit()
-                    continuation.resume(returning: (process.terminationStatus, collected))
+                    let timedOut = stopped.disarm()
+                    continuation.resume(returning: (process.terminationStatus, collected, timedOut))
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -170,5 +190,40 @@ public struct SystemBrowserOpener: BrowserOpener {
         }
         if inWord { words.append(current) }
         return words
+    }
+}
+
+/// Stops a child that runs too long: `SIGTERM` at the deadline, `SIGKILL` two seconds later;
+/// never after ``disarm()`` (so that a reused pid is never signalled).
+private final class ProcessWatchdog: Sendable {
+    private let pid: Int32
+    /// Whether it is armed, and whether it fired.
+    private let state = NIOLockedValueBox((armed: false, fired: false))
+
+    init(pid: Int32) { self.pid = pid }
+
+    func arm(after timeout: Duration) {
+        state.withLockedValue { $0.armed = true }
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            signal(SIGTERM, firing: true)
+            DispatchQueue.global().asyncAfter(deadline: .now() + 2) { [self] in signal(SIGKILL, firing: false) }
+        }
+    }
+
+    private func signal(_ number: Int32, firing: Bool) {
+        state.withLockedValue { state in
+            guard state.armed else { return }
+            if firing { state.fired = true }
+            kill(pid, number)
+        }
+    }
+
+    /// Stops it; whether it fired.
+    func disarm() -> Bool {
+        state.withLockedValue { state in
+            state.armed = false
+            return state.fired
+        }
     }
 }
