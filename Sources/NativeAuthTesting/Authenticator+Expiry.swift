@@ -8,6 +8,16 @@ extension Authenticator {
         try await lifecycle.modify { $0.expiresAt = Date(timeIntervalSince1970: 0) }
     }
 
+    /// Marks every token for a single resource (``TokenSet/resourceTokens``) as expired, in memory
+    /// and in the store, so that the next `accessToken(for:)` of each asks again.
+    public func expireResourceTokens() async throws {
+        try await lifecycle.modify { tokens in
+            for index in tokens.resourceTokens.indices {
+                tokens.resourceTokens[index].expiresAt = Date(timeIntervalSince1970: 0)
+            }
+        }
+    }
+
     /// Replaces the refresh token (in memory and in the store) with one the server will refuse,
     /// so that the next refresh fails with `login_required`: for testing an app's sign-in-again
     /// path. Does nothing when there is no refresh token.

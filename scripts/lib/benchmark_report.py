@@ -65,11 +65,16 @@ class Report:
 
 
 def exactly_one(report, benchmark, metric="refresh requests"):
+    return exactly(report, benchmark, 1, metric)
+
+
+def exactly(report, benchmark, expected, metric):
     values = report.metric(benchmark, metric)
-    ok = values["p0"] == 1 and values["p100"] == 1
+    ok = values["p0"] == expected and values["p100"] == expected
     if not ok:
-        report.failures.append(f"{benchmark}: {metric} ranged {values['p0']:g}–{values['p100']:g}, not exactly 1")
-    return ("1 in every iteration" if ok else f"**{values['p0']:g}–{values['p100']:g}**"), values["n"]
+        report.failures.append(
+            f"{benchmark}: {metric} ranged {values['p0']:g}–{values['p100']:g}, not exactly {expected}")
+    return (f"{expected} in every iteration" if ok else f"**{values['p0']:g}–{values['p100']:g}**"), values["n"]
 
 
 def none_seen(report, benchmark, metric):
@@ -203,6 +208,23 @@ def main():
         "calls, not with the refresh.",
         "",
     )
+
+    # Tokens per resource, client credentials
+    r.add(
+        "## Tokens per resource and client credentials",
+        "",
+        "1,000 callers start together after the tokens expired: spread over 4 resources (RFC 8707, one "
+        "refresh token), and of one client-credentials sign-in.",
+        "",
+    )
+    rows = []
+    for name, what, expected in [
+        ("resource storm: 1000 callers across 4 resources", "1,000 × `accessToken(for:)`, 4 resources", 4),
+        ("client credentials storm: 1000 callers", "1,000 × `accessToken()`, client credentials", 1),
+    ]:
+        count, iterations = exactly(r, name, expected, "token requests")
+        rows.append([what, count, str(expected), iterations, f"{r.median(name, 'wall time (µs)') / 1000:.2f} ms"])
+    r.table(["callers", "token requests", "target", "iterations", "wall time"], rows)
 
     # Cross-process
     r.add(

@@ -13,6 +13,7 @@ let benchmarks: @Sendable () -> Void = {
     transportBenchmarks()
     overheadBenchmarks()
     refreshStormBenchmarks()
+    resourceStormBenchmarks()
     crossProcessBenchmarks()
     loginBenchmarks()
     jsonBenchmarks()
