@@ -3,8 +3,9 @@
 #
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
 #   2. builds everything, tests included
-#   3. starts the real authorization server (scripts/test-server: django-oauth-toolkit in .venv)
-#      and runs the test suite against it and against local test servers, then the keyring tests on
+#   3. starts the real authorization servers (scripts/test-server: django-oauth-toolkit, and
+#      Authlib's server for signed client authentication and the JWT bearer grant, in .venv)
+#      and runs the test suite against them and against local test servers, then the keyring tests on
 #      their own against a real gnome-keyring-daemon on a private D-Bus bus (scripts/keyring-daemon),
 #      with debug logging on,
 #      and checks that no token or secret any server issued appears in any output (redaction);

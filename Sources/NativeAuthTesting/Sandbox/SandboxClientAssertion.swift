@@ -194,6 +194,16 @@ extension SandboxAuthorizationServer {
             self.key = P256.Signing.PrivateKey()
         }
 
+        /// Makes an issuer that signs with a P-256 key it is given (a real server's trusted key).
+        ///
+        /// - Parameters:
+        ///   - issuer: Its `iss`.
+        ///   - privateKeyPEM: The key, PEM (PKCS #8 or SEC 1).
+        public init(issuer: String, privateKeyPEM: String) throws {
+            self.issuer = issuer
+            self.key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+        }
+
         /// A token it signs.
         ///
         /// - Parameters:

@@ -1,0 +1,101 @@
+import Foundation
+import LenientJSON
+@_spi(Provider) import NativeAuth
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+/// Signed client authentication (RFC 7523 §2.2: `client_secret_jwt`, `private_key_jwt`) and the
+/// JWT bearer grant (§2.1) against Authlib's server, a second real server nobody here wrote,
+/// which `scripts/test-server start` runs beside django-oauth-toolkit (scripts/authlib-server).
+@Suite(.testLogging, .enabled(if: AuthlibServer.isRunning, "scripts/test-server start runs Authlib's server"))
+struct AuthlibServerTests {
+    let server: AuthlibServer
+
+    init() throws { server = try AuthlibServer.load() }
+
+    func authenticator(_ configuration: ProviderConfiguration, store: MemoryTokenStore) throws -> Authenticator {
+        Authenticator(
+            provider: try GenericOIDCProvider(configuration: configuration), store: store,
+            transport: StandardTransport.platformDefault())
+    }
+
+    @Test func clientSecretJWTGetsTokensAndRenewsThemWithAFreshAssertion() async throws {
+        let store = MemoryTokenStore()
+        let auth = try authenticator(
+            ProviderConfiguration(
+                issuer: server.issuer, clientID: server.secretJWTClientID, clientSecret: server.secretJWTClientSecret,
+                scopes: ["api"], clientAuthentication: .clientSecretJWT),
+            store: store)
+        let tokens = try await auth.loginWithClientCredentials()
+        #expect(tokens.scopes == ["api"])
+        try await auth.expireAccessToken()
+        // Authlib refuses a jti it has seen: the renewal signs a new assertion.
+        #expect(try await auth.accessToken() != tokens.accessToken)
+    }
+
+    @Test func privateKeyJWTGetsTokensAndAnotherKeyIsRefused() async throws {
+        let store = MemoryTokenStore()
+        var configuration = ProviderConfiguration(
+            issuer: server.issuer, clientID: server.privateKeyJWTClientID, scopes: ["read"])
+        configuration.clientAssertionKey = try ClientAssertionKey.contentsOf(server.privateKeyJWTKey)
+        let tokens = try await authenticator(configuration, store: store).loginWithClientCredentials()
+        #expect(!tokens.accessToken.isEmpty)
+        #expect(tokens.renewableGrant == .clientCredentials)
+
+        let other = try ClientAssertionKey(try SandboxAuthorizationServer.ClientKeyPair(.es256).privateKeyPEM)
+        configuration.clientAssertionKey = other
+        let refusedStore = MemoryTokenStore()
+        let error = try await #require(throws: AuthError.self) {
+            try await authenticator(configuration, store: refusedStore).loginWithClientCredentials()
+        }
+        #expect(error.oauthError == "invalid_client", "\(error)")
+        #expect(await refusedStore.keys().isEmpty)
+    }
+
+    @Test func aJWTBearerGrantFromATrustedIssuer() async throws {
+        // Authlib trusts this issuer's key; the issuer signs the grant for a subject.
+        let trusted = try SandboxAuthorizationServer.FederatedIssuer(
+            issuer: server.assertionIssuer,
+            privateKeyPEM: try String(contentsOfFile: server.assertionIssuerKey, encoding: .utf8))
+        let assertion = try trusted.token(subject: "report-runner", audience: server.tokenEndpoint, lifetime: 300)
+        var configuration = ProviderConfiguration(
+            issuer: server.issuer, clientID: server.assertionIssuer, scopes: ["read"])
+        configuration.workload = .jwtBearer(.value(assertion))
+        let store = MemoryTokenStore()
+        let tokens = try await authenticator(configuration, store: store).loginAsWorkload()
+        #expect(tokens.renewableGrant == .jwtBearer)
+        #expect(!tokens.accessToken.isEmpty)
+    }
+}
+
+/// Authlib's server as `scripts/test-server start` describes it in `.test-server/authlib.json`.
+struct AuthlibServer: Sendable {
+    let issuer: URL
+    let tokenEndpoint: String
+    let secretJWTClientID: String
+    let secretJWTClientSecret: String
+    let privateKeyJWTClientID: String
+    let privateKeyJWTKey: String
+    let assertionIssuer: String
+    let assertionIssuerKey: String
+
+    static var file: URL { TestServer.stateDirectory.appendingPathComponent("authlib.json") }
+
+    static var isRunning: Bool {
+        FileManager.default.fileExists(atPath: file.path) || TestServer.isRequired
+    }
+
+    static func load() throws -> AuthlibServer {
+        let object = try #require(try JSONValue.parse(try Data(contentsOf: file)).objectValue)
+        return AuthlibServer(
+            issuer: try #require(URL(string: try object.requiredString("issuer"))),
+            tokenEndpoint: try object.requiredString("token_endpoint"),
+            secretJWTClientID: try object.requiredString("secret_jwt_client_id"),
+            secretJWTClientSecret: try object.requiredString("secret_jwt_client_secret"),
+            privateKeyJWTClientID: try object.requiredString("private_key_jwt_client_id"),
+            privateKeyJWTKey: try object.requiredString("private_key_jwt_key"),
+            assertionIssuer: try object.requiredString("assertion_issuer"),
+            assertionIssuerKey: try object.requiredString("assertion_issuer_key"))
+    }
+}
