@@ -9,8 +9,9 @@
 #      NativeAuth's products by that package's identity, and what it writes builds and passes its tests.
 #
 # Both builds reuse this checkout's build directory (--scratch-path), so SwiftPM dependencies are not
-# compiled again; NativeAuth's own modules are (their sources are elsewhere), and the next build here
-# compiles them back. scripts/test.sh runs this last.
+# compiled again; NativeAuth's own modules are, once (their sources are in the copy, which the second
+# package depends on), and the next build here compiles them back. scripts/test.sh runs this after
+# every other build in that directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -61,8 +62,8 @@ build_and_test() {
 
 # --- 1. a scratch copy of this repository ---------------------------------------------------------
 log "scaffold-provider in a scratch copy of the repository"
-copy_repo "$work/repo"
-cd "$work/repo"
+copy_repo "$work/NativeAuth"
+cd "$work/NativeAuth"
 refuses "not a valid Swift type name" --name 9lives
 refuses "not a valid Swift type name" --name "Acme-Corp"
 refuses "should start with a capital letter" --name acme
@@ -91,8 +92,9 @@ build_and_test 'AcmeProviderTests|BetaProviderTests' 4
 
 # --- 2. a package that depends on NativeAuth by path ----------------------------------------------
 log "scaffold-provider in a package that depends on NativeAuth by path"
+# It depends on the copy above (with its two scaffolded targets), whose NativeAuth modules were just
+# built from those same paths: only the app and its own scaffolded provider are compiled here.
 cd "$repo"
-copy_repo "$work/NativeAuth"
 mkdir -p "$work/app/Sources/app"
 cat >"$work/app/Package.swift" <<'MANIFEST'
 // swift-tools-version: 6.1
@@ -111,9 +113,9 @@ echo 'import NativeAuth
 print(NativeAuthVersion.current)' >"$work/app/Sources/app/main.swift"
 [[ -f Package.resolved ]] && cp Package.resolved "$work/app/"
 cd "$work/app"
-scaffold --name Acme --issuer https://id.acme.example || { cat "$work/out" >&2; fail "the plugin did not run"; }
+scaffold --name Gamma --issuer https://id.gamma.example || { cat "$work/out" >&2; fail "the plugin did not run"; }
 grep -qF '.product(name: "NativeAuthTesting", package: "nativeauth")' "$work/out" \
     || { cat "$work/out" >&2; fail "the printed lines do not name NativeAuth's products by its identity"; }
 add_printed_lines "$work/out"
-build_and_test 'AcmeProviderTests' 2
+build_and_test 'GammaProviderTests' 2
 echo "scaffold-provider: checked in a scratch copy and in a package that depends on NativeAuth"

@@ -8,7 +8,7 @@ extension Authenticator {
         try await lifecycle.modify { $0.expiresAt = Date(timeIntervalSince1970: 0) }
     }
 
-    /// Marks every token for a single resource (``TokenSet/resourceTokens``) as expired, in memory
+    /// Marks every token for a single resource (`TokenSet.resourceTokens`) as expired, in memory
     /// and in the store, so that the next `accessToken(for:)` of each asks again.
     public func expireResourceTokens() async throws {
         try await lifecycle.modify { tokens in

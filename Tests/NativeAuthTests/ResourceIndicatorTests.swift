@@ -126,6 +126,23 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A refresh whose save failed left the live refresh token in memory only: a resource token
+    /// asked for next refreshes with that one, not with the spent one still in the store.
+    @Test func aResourceTokenAfterAFailedSaveUsesTheRefreshTokenKeptInMemory() async throws {
+        let sandbox = try await sandbox()
+        let store = SandboxRefreshTests.FailingSaves()
+        let auth = try await signedIn(sandbox, store: store)
+        store.failing.update { $0 = true }
+        await #expect(throws: AuthError.self) { try await auth.refresh() }
+        store.failing.update { $0 = false }
+        let mail = sandbox.resourceURL("mail")
+        let token = try await auth.accessToken(for: mail)
+        #expect(try await get(mail, token: token, sandbox) == 200)
+        #expect(sandbox.errorCount("invalid_grant") == 0)
+        #expect(try await store.load(auth.key)?.refreshToken != nil)
+        await sandbox.stop()
+    }
+
     @Test func aResourceTheServerRefusesIsAClearErrorAndNothingIsLost() async throws {
         let sandbox = try await sandbox()
         let store = MemoryTokenStore()

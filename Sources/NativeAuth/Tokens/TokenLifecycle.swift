@@ -174,19 +174,7 @@ package actor TokenLifecycle {
     private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
         // Only the store counts under the lock: an empty store means the person signed out (in
         // another process, perhaps), and the copy in memory must not sign them back in.
-        guard var stored = try await storeCall({ try await store.load(key) }) else {
-            unsaved = nil
-            throw signedOutElsewhere()
-        }
-        if let pending = unsaved {
-            if pending.replacing == stored {
-                // The store did not change since the failed save: the refreshed set is the live one.
-                // (Should this save fail too, the set stays pending.)
-                try await storeCall { try await store.save(pending.tokens, for: key) }
-                stored = pending.tokens
-            }
-            unsaved = nil  // saved now, or the store moved on (another process, a new sign-in)
-        }
+        let stored = try await storedUnderLock()
         switch RefreshDecision.decide(seen: seen, current: stored, now: now, minimumValidity: minimumValidity) {
         case .use(let tokens):
             client.logger.debug("using tokens another process refreshed")
@@ -221,6 +209,28 @@ package actor TokenLifecycle {
                 }
             }
         }
+    }
+
+    /// The stored set, read under the store's lock, with a refreshed set whose save failed saved now
+    /// when the store still holds the set it replaces (its refresh token is the live one).
+    ///
+    /// - Throws: ``RefreshDecision/signedOutElsewhere`` when the store is empty: the person signed
+    ///   out (in another process, perhaps), and the copy in memory must not sign them back in.
+    private func storedUnderLock() async throws -> TokenSet {
+        guard var stored = try await storeCall({ try await store.load(key) }) else {
+            unsaved = nil
+            throw signedOutElsewhere()
+        }
+        if let pending = unsaved {
+            if pending.replacing == stored {
+                // The store did not change since the failed save: the refreshed set is the live one.
+                // (Should this save fail too, the set stays pending.)
+                try await storeCall { try await store.save(pending.tokens, for: key) }
+                stored = pending.tokens
+            }
+            unsaved = nil  // saved now, or the store moved on (another process, a new sign-in)
+        }
+        return stored
     }
 
     /// Forgets the set in memory after finding the store empty under the lock.
@@ -375,7 +385,7 @@ package actor TokenLifecycle {
     private func resourceTokenLocked(_ resource: URL, scopes: [String]?, minimumValidity: TimeInterval)
         async throws -> ResourceToken
     {
-        guard var stored = try await storeCall({ try await store.load(key) }) else { throw signedOutElsewhere() }
+        var stored = try await storedUnderLock()
         if let kept = stored.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
             kept.isValid(at: now, leeway: minimumValidity)
         {
