@@ -204,15 +204,8 @@ extension APICommand {
         } catch let error as AuthError where error.isLoginRequired {
             CommandSupport.notice(
                 "\(shown) takes tokens from \(Redaction.scrubURL(issuer.absoluteString)): signing in there for it")
-            let presenter = LoopbackPresenter(
-                configuration: .init(port: 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
-            let accounts = prepared.accounts
-            let name = prepared.named?.name
-            let signIn = try await CommandSupport.cancellingOnSignals {
-                try await accounts.login(presenter: presenter, name: name)
-            }
-            CommandSupport.notice("signed in as \(signIn.account)")
-            return try await accounts.authenticator(for: signIn.account).send(request, for: resource)
+            let signIn = try await TokenSupply.browserSignIn(prepared)
+            return try await prepared.accounts.authenticator(for: signIn.account).send(request, for: resource)
         }
     }
 

@@ -155,17 +155,26 @@ enum TokenSupply {
                 throw refused
             }
             CommandSupport.notice("\(error.message): signing in")
-            let presenter = LoopbackPresenter(
-                configuration: .init(port: 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
-            let accounts = prepared.accounts
-            let name = prepared.named?.name
-            let result = try await CommandSupport.cancellingOnSignals {
-                try await accounts.login(presenter: presenter, name: name)
-            }
+            let result = try await browserSignIn(prepared)
             try TokenOutput.checkPrintable(result.tokens.accessToken)
-            CommandSupport.notice("signed in as \(result.account)")
             return result.tokens
         }
+    }
+
+    /// Signs in with the system browser (a loopback redirect, five minutes at most) as the account
+    /// the options name, and says who signed in.
+    static func browserSignIn<Tool: NativeAuthTool>(_ prepared: ToolOptions<Tool>.Prepared) async throws
+        -> Accounts.SignIn
+    {
+        let presenter = LoopbackPresenter(
+            configuration: .init(port: 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
+        let accounts = prepared.accounts
+        let name = prepared.named?.name
+        let result = try await CommandSupport.cancellingOnSignals {
+            try await accounts.login(presenter: presenter, name: name)
+        }
+        CommandSupport.notice("signed in as \(result.account)")
+        return result
     }
 }
 
