@@ -122,7 +122,7 @@ public struct GitCredentialCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 return  // another host, scheme or user: another helper's
             }
             let prepared = try await options.open(
-                configured, environment: environment, use: action == "get" ? .describe : .act)
+                configured, environment: environment, use: action == "get" ? .describe : .act, registers: false)
             if action == "erase" {
                 let secret = request.attributes["credential"] ?? request.password
                 if let secret, try await prepared.authenticator.discardAccessToken(secret) {

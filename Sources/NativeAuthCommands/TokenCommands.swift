@@ -118,7 +118,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "Find the API's authorization server from its 401 (RFC 9728 protected resource metadata) and sign in"
-                + " there for it: no --issuer needed (--client-id is)."))
+                + " there for it: no --issuer needed, and without --client-id the tool registers itself there."))
     var discover = false
 
     /// Creates the command (argument-parser fills in the options).
@@ -186,16 +186,18 @@ extension APICommand {
                 hint: "give --issuer, and leave out --discover")
         }
         let resource = metadata.resource
-        var settings = ["issuer": issuer.absoluteString, "resource": resource.absoluteString]
+        // Without a client id, the tool registers itself there (RFC 7591): the API chose the server.
+        var settings = [
+            "issuer": issuer.absoluteString, "resource": resource.absoluteString, "register_client": "true",
+        ]
         let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
         if options.scope == nil, let scope = challenge?.scope { settings["scope"] = scope }
         let prepared: ToolOptions<Tool>.Prepared
         do {
-            prepared = try await options.prepare(settings: settings, use: .describe)
-        } catch var error as AuthError where error.field == ProviderSetting.clientID.key {
-            error.message +=
-                ": the API's authorization server is \(Redaction.scrubURL(issuer.absoluteString)), and the client id"
-                + " registered there is needed"
+            prepared = try await options.prepare(settings: settings, use: .describe, registers: true)
+        } catch var error as AuthError where error.code == .registrationFailed {
+            error.message =
+                "the API's authorization server is \(Redaction.scrubURL(issuer.absoluteString)); " + error.message
             throw error
         }
         let shown = Redaction.scrubURL(resource.absoluteString)

@@ -104,6 +104,14 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         help: ArgumentHelp(ProviderSetting.tokenExchangeAudience.help, valueName: "audience"))
     var tokenExchangeAudience: String?
 
+    @Flag(
+        name: .customLong("register-client"),
+        help: ArgumentHelp(
+            "Without --client-id, register this tool as a client of the issuer (RFC 7591 dynamic registration, or"
+                + " a client id metadata document): once, kept beside the tokens, again when it expires."
+                + " NATIVEAUTH_INITIAL_ACCESS_TOKEN gives the token a server may want for it."))
+    var registerClient = false
+
     @Option(name: .long, help: "The provider id (as registered by the tool).")
     var provider: String?
 
@@ -289,37 +297,69 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
 
     /// The authenticator and the storage picked for it.
     ///
-    /// - Parameter use: How the command uses the selected account.
+    /// - Parameters:
+    ///   - use: How the command uses the selected account.
+    ///   - registers: Whether `--register-client` may register the client now; default: unless the
+    ///     command only describes (a kept registration is used then, and none made).
     func prepare(
         settings: [String: String] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        use: AccountUse = .act
+        use: AccountUse = .act,
+        registers: Bool? = nil
     ) async throws -> Prepared {
-        try await open(configure(settings: settings, environment: environment), environment: environment, use: use)
+        try await open(
+            configure(settings: settings, environment: environment), environment: environment, use: use,
+            registers: registers ?? (use != .describe))
     }
 
     /// Opens the storage of `configured` and picks the account.
     func open(
         _ configured: Configured,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        use: AccountUse
+        use: AccountUse,
+        registers: Bool
     ) async throws -> Prepared {
         let resolved = configured.resolved
         let selection = configured.selection
         let storage = try await CommandStorage.open(
             resolved.storage, fileDirectory: resolved.storeDirectory, environment: environment)
         let logger = CommandSupport.makeLogger(label: Tool.toolName)
-        let base = Authenticator(
+        var base = Authenticator(
             provider: configured.provider,
             store: storage.store,
             transport: resolved.transport.makeTransport(logger: logger),
             logger: logger
         )
+        if resolved.configuration.registersClient {
+            base = try await Self.registered(base, registers: registers, environment: environment)
+        }
         let accounts = Accounts(base, active: storage.activeAccounts)
         let account = try await Self.account(selection.account, of: accounts, use: use)
         return Prepared(
             authenticator: accounts.authenticator(for: account), storage: storage, accounts: accounts,
             account: account, named: selection.account, profile: selection.profile)
+    }
+
+    /// `base` registered as a client of its issuer (`--register-client` without `--client-id`),
+    /// with a notice when it was registered now; without `registers`, a registration that was
+    /// kept is used, and none made.
+    private static func registered(
+        _ base: Authenticator, registers: Bool, environment: [String: String]
+    ) async throws -> Authenticator {
+        let scopes = base.provider.configuration.scopes
+        let client = ClientMetadata(
+            clientName: Tool.toolName, scope: scopes.isEmpty ? nil : scopes.joined(separator: " "),
+            softwareID: Tool.toolName, softwareVersion: NativeAuthVersion.current)
+        let kept = try await base.storedRegistration(of: client)
+        if !registers, kept == nil { return base }
+        let token = environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let registered = try await base.registeringClient(client, initialAccessToken: token)
+        let clientID = registered.provider.configuration.clientID
+        if clientID != kept?.clientID, clientID != client.metadataDocument?.absoluteString {
+            CommandSupport.notice(
+                "registered as client \(clientID) at \(base.provider.tokenIssuer)")
+        }
+        return registered
     }
 
     /// The account a command acts on: the named one (checked to be signed in when the command
@@ -411,6 +451,7 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("subject_token_command", subjectTokenCommand),
             ("subject_token_github_actions", subjectTokenGitHubActions), ("subject_token_type", subjectTokenType),
             ("workload_grant", workloadGrant), ("token_exchange_audience", tokenExchangeAudience),
+            ("register_client", registerClient ? "true" : nil),
         ]
         return flags.compactMap { key, value in value.map { (key, $0) } }
     }

@@ -236,6 +236,39 @@ struct ClientCredentialsServerTests {
         await sandbox.stop()
     }
 
+    /// `--register-client` without `--client-id`: `login` registers once (with the initial access
+    /// token the server wants, from the environment), `status` and `token` use the kept registration.
+    @Test func loginRegistersTheToolOnceAndLaterCommandsUseTheRegistration() async throws {
+        let initial = "initial-access-" + UUID().uuidString
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.registrationAccessToken = initial
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--register-client", "--scope", "openid profile",
+            "--store", directory.path + "/store",
+        ]
+        let statusFirst = try await run(cli, ["status"] + connection)
+        #expect(sandbox.requestCount(.registration) == 0, "status registers nothing: \(statusFirst.stderr)")
+
+        let refused = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("initial access token"), "\(refused.stderr)")
+
+        let environment = ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_INITIAL_ACCESS_TOKEN": initial]
+        let login = try await run(cli, ["login"] + connection, environment: environment)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stderr.contains("registered as client dyn-"), "\(login.stderr)")
+        let status = try await run(cli, ["status", "--json"] + connection)
+        #expect(status.status == 0, "\(status.stderr)")
+        let object = try #require(try JSONValue.parse(status.stdout).objectValue)
+        #expect(object["signed_in"] == true, "the kept registration's tokens: \(status.stdout)")
+        let token = try await run(cli, ["token"] + connection)
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(sandbox.requestCount(.registration) == 2, "one refused, one made; none after")
+        await sandbox.stop()
+    }
+
     /// An agent pointed at an API and nothing else: the API's 401 names its metadata, which names
     /// the authorization server; the person signs in there once, and later calls need no sign-in.
     @Test func apiDiscoverGoesFromABare401ToASignInAndTheAnswer() async throws {
@@ -246,24 +279,37 @@ struct ClientCredentialsServerTests {
         let tools = sandbox.resourceURL("mcp").absoluteString + "/tools"
         let store = ["--store", directory.path + "/store"]
 
-        let noClient = try await run(cli, ["api", "--discover", tools] + store)
-        #expect(noClient.status == 1)
+        // A refused registration: a clear error naming the server, and nothing kept.
+        sandbox.failNext(1, .registration, with: .oauthError("invalid_client_metadata"))
+        let refused = try await run(cli, ["api", "--discover", tools] + store)
+        #expect(refused.status == 1)
         #expect(
-            noClient.stderr.contains("the API's authorization server is \(sandbox.issuer.absoluteString)"),
-            "\(noClient.stderr)")
+            refused.stderr.contains("the API's authorization server is \(sandbox.issuer.absoluteString)"),
+            "\(refused.stderr)")
+        #expect(refused.stderr.contains("invalid_client_metadata"), "\(refused.stderr)")
 
-        let client = ["--client-id", SandboxAuthorizationServer.Client.defaultID]
+        // No --client-id: the tool registers itself at the API's server (RFC 7591), then signs in.
         let first = try await run(
-            cli, ["api", "--discover", tools] + client + store, environment: ["BROWSER": redirectFollowingBrowser])
+            cli, ["api", "--discover", tools] + store, environment: ["BROWSER": redirectFollowingBrowser])
         #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("registered as client dyn-"), "\(first.stderr)")
         #expect(first.stderr.contains("signing in there for it"), "\(first.stderr)")
         #expect(first.stdout.contains(sandbox.resourceURL("mcp").absoluteString), "\(first.stdout)")
         #expect(sandbox.requestCount(.authorization) == 1)
+        #expect(sandbox.requestCount(.registration) == 2)
 
-        let again = try await run(cli, ["api", "--discover", tools] + client + store)
+        let again = try await run(cli, ["api", "--discover", tools] + store)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(!again.stderr.contains("signing in"))
+        #expect(!again.stderr.contains("signing in") && !again.stderr.contains("registered"), "\(again.stderr)")
         #expect(sandbox.requestCount(.authorization) == 1, "the stored sign-in served")
+        #expect(sandbox.requestCount(.registration) == 2, "the kept registration served")
+
+        // A client id given wins: no registration.
+        let client = ["--client-id", SandboxAuthorizationServer.Client.defaultID]
+        let given = try await run(
+            cli, ["api", "--discover", tools] + client + store, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(given.status == 0, "\(given.stderr)")
+        #expect(sandbox.requestCount(.registration) == 2)
         await sandbox.stop()
     }
 }

@@ -44,6 +44,9 @@ extension AuthError.Code {
     public static let providerNotRegistered = Self(rawValue: "provider_not_registered")
     /// Logging out (revocation, end-session) failed.
     public static let logoutFailed = Self(rawValue: "logout_failed")
+    /// The authorization server refused to register the client (RFC 7591 §3.2.2:
+    /// `invalid_redirect_uri`, `invalid_client_metadata`, …), or has no registration endpoint.
+    public static let registrationFailed = Self(rawValue: "registration_failed")
     /// A request to a resource server failed for a reason not covered by another code.
     public static let requestFailed = Self(rawValue: "request_failed")
     /// An operation that does not wait for the person was cancelled by the program: a request, a

@@ -26,6 +26,8 @@ public struct AuthOperation: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let apiRequest = Self(rawValue: "api_request")
     /// Logging out.
     public static let logout = Self(rawValue: "logout")
+    /// Registering the client (RFC 7591 dynamic client registration).
+    public static let registration = Self(rawValue: "registration")
 
     /// The code an error in this operation gets when nothing more specific applies.
     public var defaultErrorCode: AuthError.Code {
@@ -35,6 +37,7 @@ public struct AuthOperation: RawRepresentable, Hashable, Sendable, CustomStringC
         case .tokenExchange: .tokenExchangeFailed
         case .refresh: .refreshFailed
         case .revocation, .logout: .logoutFailed
+        case .registration: .registrationFailed
         default: .requestFailed
         }
     }

@@ -19,6 +19,7 @@ internal import LenientJSON
 /// | `invalid_grant` otherwise | the operation's code | no |
 /// | `invalid_client`, `unauthorized_client` | `configuration_invalid` | no |
 /// | `access_denied` | `authorization_failed` | no |
+/// | `invalid_redirect_uri`, `invalid_client_metadata` (RFC 7591) | `registration_failed` | no |
 /// | any other OAuth `error` (kept unchanged in ``AuthError/oauthError``) | the operation's code | no |
 /// | a body that is not JSON (a proxy's HTML page), or JSON that cannot be read | `response_malformed` | yes |
 /// | HTTP 401 from a resource server | `invalid_token` | no |
@@ -72,7 +73,10 @@ public struct StandardErrorMapper: ErrorMapper {
 
     /// RFC 6750 §3.1: what a resource server says in `WWW-Authenticate`.
     private func mapChallenge(_ failure: AuthFailure) -> AuthError? {
-        guard let challenge = failure.bearerChallenge, let error = challenge.error else { return nil }
+        // A registration endpoint's challenge is about the initial access token: the OAuth error says it.
+        guard failure.operation != .registration, let challenge = failure.bearerChallenge,
+            let error = challenge.error
+        else { return nil }
         let code: AuthError.Code
         let message: String
         switch error {
@@ -156,6 +160,10 @@ public struct StandardErrorMapper: ErrorMapper {
         case "invalid_target":
             message = "the server does not issue tokens for the requested resource (invalid_target, RFC 8707)"
             hint = "check the resource (--resource): the server must know it, and the sign-in must cover it"
+        case "invalid_redirect_uri", "invalid_client_metadata", "invalid_software_statement",
+            "unapproved_software_statement":
+            message = "the server refused to register the client (\(oauth.error), RFC 7591)"
+            hint = "check what the client asks to be registered with (its redirect URIs, grant types and name)"
         case "server_error", "temporarily_unavailable":
             code = .serverError
             message = "the server is unavailable (\(oauth.error)); try again later"
@@ -163,6 +171,12 @@ public struct StandardErrorMapper: ErrorMapper {
         case "access_denied":
             code = .authorizationFailed
             message = "access was denied"
+        case "invalid_token" where operation == .registration:
+            code = .registrationFailed
+            message =
+                "the server registers only clients that bring an initial access token, and this one was missing"
+                + " or refused"
+            hint = "give the initial access token the server's administrator issued for registering (RFC 7591 §3)"
         case "invalid_token":
             code = .invalidToken
             message = "the server refused the token"
@@ -236,6 +250,7 @@ extension AuthOperation {
         case .userInfo: "loading the userinfo"
         case .apiRequest: "the API request"
         case .logout: "logging out"
+        case .registration: "registering the client"
         default: "the \(rawValue) operation"
         }
     }

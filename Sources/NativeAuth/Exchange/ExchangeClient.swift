@@ -227,6 +227,33 @@ package final class ExchangeClient: Sendable {
         }
     }
 
+    /// Registers a client at `endpoint` (RFC 7591 §3): the metadata as JSON, with the initial access
+    /// token as a bearer token when the server wants one.
+    package func register(
+        _ client: ClientMetadata, at endpoint: URL, initialAccessToken: String?
+    ) async throws(AuthError) -> ClientRegistration {
+        var request = HTTPRequest(method: .post, url: endpoint)
+        request.headerFields[.contentType] = "application/json"
+        request.headerFields[.accept] = "application/json"
+        if let initialAccessToken { request.headerFields[.authorization] = "Bearer \(initialAccessToken)" }
+        let body: Data
+        do {
+            body = Data(try JSONValue.object(client.registrationRequest).encoded())
+        } catch {
+            throw AuthError(.configurationInvalid, "the client metadata cannot be encoded", underlying: error)
+        }
+        let secrets = [initialAccessToken].compactMap { $0 }
+        let (response, data): (HTTPResponse, Data)
+        do {
+            (response, data) = try await send(request, body: body, operation: .registration)
+        } catch {
+            throw error.scrubbing(secrets)
+        }
+        return try read(response, data, operation: .registration, requiredKey: "client_id") { fields in
+            try ClientRegistration(answer: fields, endpoint: endpoint, requested: client)
+        }.mapError { $0.error.scrubbing(secrets) }.get()
+    }
+
     /// Asks the device authorization endpoint for a code (RFC 8628 §3.1).
     package func deviceAuthorization(
         at endpoint: URL,

@@ -44,6 +44,11 @@ public struct ProviderConfiguration: Sendable {
     /// error says which. Off by default: an API's answer never decides, unasked, what the app asks
     /// its authorization server for. JSON key `follow_resource_metadata` (a boolean).
     public var followsResourceMetadata = false
+    /// Whether a configuration without a client id registers one (RFC 7591 dynamic client
+    /// registration, or a Client ID Metadata Document): the app then calls
+    /// ``Authenticator/registeringClient(_:initialAccessToken:)``, and ``clientID`` is empty until
+    /// it did. JSON key `register_client` (a boolean); without it, a missing `client_id` is an error.
+    public var registersClient = false
     /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
     /// ``ClientAuthentication/standard(for:metadata:)``).
     public var clientAuthentication: ClientAuthentication?
@@ -94,7 +99,8 @@ public struct ProviderConfiguration: Sendable {
     }
 
     static let knownKeys: Set<String> = Set(
-        ["provider", "require_pkce", "follow_resource_metadata"] + ProviderSetting.standard.map(\.key)
+        ["provider", "require_pkce", "follow_resource_metadata", "register_client"]
+            + ProviderSetting.standard.map(\.key)
             + EndpointOverrides.fields.map(\.key)
     )
 
@@ -128,8 +134,21 @@ public struct ProviderConfiguration: Sendable {
             return url
         }
 
-        guard let clientID = try string(ProviderSetting.clientID.key) else {
-            throw AuthError.missing(.clientID)
+        func flag(_ key: String) throws(AuthError) -> Bool {
+            switch object[key] {
+            case nil, .null?, .string("false")?: return false
+            case .bool(let value)?: return value
+            case .string("true")?: return true
+            default: throw invalid(key, "should be true or false")
+            }
+        }
+        let registersClient = try flag("register_client")
+        let clientID = try string(ProviderSetting.clientID.key)
+        guard clientID != nil || registersClient else {
+            var error = AuthError.missing(.clientID)
+            error.hint =
+                (error.hint.map { $0 + ", or " } ?? "") + "set \"register_client\": true to register one (RFC 7591)"
+            throw error
         }
         var endpoints = EndpointOverrides()
         for field in EndpointOverrides.fields {
@@ -156,14 +175,7 @@ public struct ProviderConfiguration: Sendable {
         case .bool(let value)?: requiresAnnouncedPKCE = value
         default: throw invalid("require_pkce", "should be true or false")
         }
-        let followsResourceMetadata: Bool
-        switch object["follow_resource_metadata"] {
-        case nil, .null?: followsResourceMetadata = false
-        case .bool(let value)?: followsResourceMetadata = value
-        case .string("true")?: followsResourceMetadata = true
-        case .string("false")?: followsResourceMetadata = false
-        default: throw invalid("follow_resource_metadata", "should be true or false")
-        }
+        let followsResourceMetadata = try flag("follow_resource_metadata")
         let workload = try Self.workload(string)
         let resources: [URL]
         do {
@@ -182,7 +194,7 @@ public struct ProviderConfiguration: Sendable {
         self.init(
             provider: try string("provider") ?? "oidc",
             issuer: try url("issuer"),
-            clientID: clientID,
+            clientID: clientID ?? "",
             clientSecret: try string("client_secret"),
             scopes: scopes,
             clientAuthentication: authentication,
@@ -196,6 +208,7 @@ public struct ProviderConfiguration: Sendable {
         )
         self.resources = resources
         self.followsResourceMetadata = followsResourceMetadata
+        self.registersClient = registersClient && clientID == nil
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the

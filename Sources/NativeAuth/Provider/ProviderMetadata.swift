@@ -20,6 +20,8 @@ public struct ProviderMetadata: Sendable {
     public var endSessionEndpoint: URL?
     /// The device authorization endpoint (RFC 8628).
     public var deviceAuthorizationEndpoint: URL?
+    /// The dynamic client registration endpoint (RFC 7591, `registration_endpoint`).
+    public var registrationEndpoint: URL?
     /// `scopes_supported`, when stated.
     public var scopesSupported: [String]?
     /// `code_challenge_methods_supported`, when stated.
@@ -134,12 +136,19 @@ public struct ProviderMetadata: Sendable {
                 "authorization_response_iss_parameter_supported")) ?? false,
             document: document
         )
+        registrationEndpoint = try endpoint("registration_endpoint", override: nil)
         if let methods = codeChallengeMethodsSupported, !methods.contains("S256") {
             throw problem(
                 "code_challenge_methods_supported",
                 "does not include S256, the only PKCE method NativeAuth uses"
             )
         }
+    }
+
+    /// Whether the server takes the URL of a Client ID Metadata Document as a client id
+    /// (`client_id_metadata_document_supported`, draft-ietf-oauth-client-id-metadata-document).
+    public var clientIDMetadataDocumentSupported: Bool {
+        ((try? document.bool("client_id_metadata_document_supported")) ?? nil) ?? false
     }
 
     /// Whether the server binds access tokens to the client certificate of the mutual-TLS

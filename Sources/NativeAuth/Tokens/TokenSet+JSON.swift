@@ -22,6 +22,7 @@ extension TokenSet {
         if let certificateThumbprint { object["cnf_x5t_s256"] = .string(certificateThumbprint) }
         if let renewableGrant { object["grant_type"] = .string(renewableGrant.rawValue) }
         if !resourceTokens.isEmpty { object["resource_tokens"] = .array(resourceTokens.map(\.storageJSON)) }
+        if let clientRegistration { object["client_registration"] = .object(clientRegistration.storageJSON) }
         if !endpoints.isEmpty {
             var issued = JSONObject()
             for (name, url) in endpoints.sorted(by: { $0.key < $1.key }) { issued[name] = .string(url.absoluteString) }
@@ -49,8 +50,11 @@ extension TokenSet {
                 endpoints[member.key] = url
             }
         }
+        // A client registration's record (``clientRegistration``) holds no access token.
+        let registration = try object.object("client_registration")
         self.init(
-            accessToken: try object.requiredString("access_token"),
+            accessToken: registration == nil
+                ? try object.requiredString("access_token") : try object.string("access_token") ?? "",
             tokenType: try object.string("token_type") ?? "Bearer",
             refreshToken: try object.string("refresh_token"),
             idToken: try object.string("id_token"),
@@ -72,6 +76,9 @@ extension TokenSet {
                 }
                 return try ResourceToken(storageJSON: entry)
             }
+        }
+        if let registration {
+            clientRegistration = try ClientRegistration(storageJSON: registration)
         }
     }
 }

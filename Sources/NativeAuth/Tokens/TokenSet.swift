@@ -54,6 +54,11 @@ public struct TokenSet: Sendable, Equatable {
     /// or renewable grant by ``Authenticator/accessToken(for:scopes:minimumValidity:)``. A new
     /// sign-in starts without any.
     public var resourceTokens: [ResourceToken] = []
+    /// The client registration this record keeps (RFC 7591), on the records
+    /// ``Authenticator/registeringClient(_:initialAccessToken:)`` stores under
+    /// ``ClientRegistration/storeKey(issuer:clientName:)``; `nil` on every sign-in's set. Stored as
+    /// `client_registration`: a store that keeps ``storageJSON`` keeps it too.
+    public var clientRegistration: ClientRegistration?
 
     /// Creates a token set.
     public init(
@@ -154,6 +159,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
         if let renewableGrant { parts.append("renewed by \(renewableGrant.rawValue)") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
         if !resourceTokens.isEmpty { parts.append("\(resourceTokens.count) resource token(s)") }
+        if let clientRegistration { parts.append("\(clientRegistration)") }
         return "TokenSet(" + parts.joined(separator: ", ") + ")"
     }
 
@@ -178,6 +184,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "certificateThumbprint": certificateThumbprint as Any,
                 "renewableGrant": renewableGrant?.rawValue as Any,
                 "resourceTokens": resourceTokens.map(\.description),
+                "clientRegistration": clientRegistration.map(\.description) as Any,
             ],
             displayStyle: .struct
         )

@@ -1,4 +1,5 @@
 import Foundation
+import LenientJSON
 import NIOConcurrencyHelpers
 public import NativeAuth
 
@@ -19,7 +20,8 @@ public import NativeAuth
 ///
 /// What it checks, each failure named in the ``ConformanceFailure`` that ``run()`` throws:
 /// - a key that was never saved loads as `nil`; a saved set loads back equal, every field; a save
-///   replaces; `remove` removes, and removing nothing is not an error;
+///   replaces; `remove` removes, and removing nothing is not an error; a client registration's
+///   record (``TokenSet/clientRegistration``, without an access token) loads back equal;
 /// - keys that differ only in issuer, client id or account (including characters such as `/`,
 ///   spaces and non-ASCII) keep their sets apart, and `keys()` lists exactly the saved ones;
 /// - another handle sees what one saved;
@@ -98,6 +100,15 @@ public struct TokenStoreConformance: Sendable {
         let minimal = Self.minimalSet("b")
         try await first.save(minimal, for: key)
         report.check(try await first.load(key) == minimal, "a save must replace the set stored before")
+        let registration = try ClientRegistration(storageJSON: [
+            "client_id": "conformance-client", "client_secret": "conformance-secret",
+            "client_secret_expires_at": 1_800_003_600, "registration_endpoint": "https://conformance.example/register",
+            "requested": "{}",
+        ]).record(at: Self.issued)
+        try await first.save(registration, for: key)
+        report.check(
+            try await second.load(key) == registration,
+            "a client registration's record (TokenSet.clientRegistration, no access token) must load back equal")
         try await first.remove(key)
         report.check(try await first.load(key) == nil, "a removed key must load as nil")
         report.check(try await second.load(key) == nil, "a key removed through one handle must be gone for the others")

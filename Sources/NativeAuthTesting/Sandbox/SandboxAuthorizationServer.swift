@@ -69,6 +69,11 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The protected resource metadata (RFC 9728) of each of them, at
         /// `/.well-known/oauth-protected-resource/resources/NAME`.
         case protectedResourceMetadata = "/.well-known/oauth-protected-resource/"
+        /// Dynamic client registration (RFC 7591), announced as `registration_endpoint`.
+        case registration = "/register"
+        /// The prefix of the Client ID Metadata Documents the sandbox serves
+        /// (``Configuration/clientMetadataDocuments``).
+        case clientMetadataDocument = "/client-metadata/"
     }
 
     /// The grant types of the token endpoint, for ``grantCount(_:)``.
@@ -242,6 +247,19 @@ public final class SandboxAuthorizationServer: Sendable {
         /// Serve HTTPS with this certificate (and require client certificates when it names a
         /// client CA); `nil`, the default, serves plain HTTP. Set it after creating the configuration.
         public var tls: TestTLSIdentity?
+        /// The bearer token `/register` wants (RFC 7591's initial access token); `nil`, the
+        /// default, registers anyone who asks.
+        public var registrationAccessToken: String?
+        /// How long the secret of a confidential client registered at `/register` is good for
+        /// (`client_secret_expires_at`); `nil`, the default, for ever. A client whose secret
+        /// expired is unknown from then on.
+        public var registeredSecretLifetime: Duration?
+        /// Whether the sandbox takes the URL of a Client ID Metadata Document it serves as a client
+        /// id, and announces `client_id_metadata_document_supported`. Off by default.
+        public var acceptsClientMetadataDocuments = false
+        /// The Client ID Metadata Documents served at `/client-metadata/NAME`: the redirect URIs of
+        /// each, by name. Each names its own URL as `client_id` and is a public client.
+        public var clientMetadataDocuments: [String: [String]] = [:]
 
         /// Creates a configuration; every parameter has a default.
         ///

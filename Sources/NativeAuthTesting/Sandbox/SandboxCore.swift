@@ -97,6 +97,8 @@ final class SandboxCore: Sendable {
         var federatedSubjects: [String] = []
         /// The `resource` values of each token response, in order (RFC 8707).
         var issuedAudiences: [[String]] = []
+        /// The clients registered at `/register`, by id.
+        var registeredClients: [String: RegisteredClient] = [:]
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
@@ -124,7 +126,7 @@ final class SandboxCore: Sendable {
     }
 
     func client(_ id: String?) -> SandboxAuthorizationServer.Client? {
-        configuration.clients.first { $0.id == id }
+        knownClient(id)
     }
 
     func user(_ username: String?) -> SandboxAuthorizationServer.User? {
@@ -144,7 +146,9 @@ final class SandboxCore: Sendable {
             : path.hasPrefix(Endpoint.protectedResource.rawValue)
                 ? .protectedResource
                 : path.hasPrefix(Endpoint.protectedResourceMetadata.rawValue)
-                    ? .protectedResourceMetadata : Endpoint(rawValue: path)
+                    ? .protectedResourceMetadata
+                    : path.hasPrefix(Endpoint.clientMetadataDocument.rawValue)
+                        ? .clientMetadataDocument : Endpoint(rawValue: path)
         guard let endpoint else { return .text("not found", status: 404) }
         let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
@@ -192,6 +196,8 @@ final class SandboxCore: Sendable {
         case (.resource, _): return resource(request)
         case (.protectedResource, _): return protectedResource(request)
         case (.protectedResourceMetadata, "GET"): return protectedResourceMetadata(request)
+        case (.registration, "POST"): return register(request)
+        case (.clientMetadataDocument, "GET"): return clientMetadataDocument(request)
         case (.revocation, "POST"): return revoke(request)
         case (.endSession, "GET"), (.endSession, "POST"): return endSession(request)
         case (.deviceAuthorization, "POST"): return deviceAuthorization(request)
@@ -245,6 +251,7 @@ final class SandboxCore: Sendable {
             "end_session_endpoint": url(.endSession),
             "revocation_endpoint": url(.revocation),
             "device_authorization_endpoint": url(.deviceAuthorization),
+            "registration_endpoint": url(.registration),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": .array(Grant.allCases.map { .string($0.rawValue) }),
@@ -264,6 +271,7 @@ final class SandboxCore: Sendable {
             "authorization_response_iss_parameter_supported": true,
         ]
         for member in mutualTLS { document[member.key] = member.value }
+        if configuration.acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
         return document
     }
 

@@ -1,0 +1,228 @@
+import Foundation
+import LenientJSON
+@_spi(Provider) import NativeAuth
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+/// Dynamic client registration (RFC 7591) and Client ID Metadata Documents against the in-process
+/// sandbox: registered once and kept in the token store, registered again when expired, never twice
+/// at once, and every refusal an error that stores nothing.
+@Suite(.testLogging) struct ClientRegistrationTests {
+    func sandbox(_ change: (inout SandboxAuthorizationServer.Configuration) -> Void = { _ in }) async throws
+        -> SandboxAuthorizationServer
+    {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        change(&configuration)
+        return try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
+    }
+
+    /// An authenticator of `sandbox` with no client id yet.
+    func unregistered(
+        _ sandbox: SandboxAuthorizationServer, store: any TokenStore, clock: AuthClock = .system
+    ) throws -> Authenticator {
+        var object: JSONObject = ["issuer": .string(sandbox.issuer.absoluteString), "register_client": true]
+        object["scope"] = "openid profile"
+        let configuration = try ProviderConfiguration(json: object)
+        #expect(configuration.registersClient && configuration.clientID.isEmpty)
+        return Authenticator(
+            provider: try GenericOIDCProvider(configuration: configuration), store: store,
+            transport: sandbox.transport, clock: clock)
+    }
+
+    let app = ClientMetadata(clientName: "registration-tests", scope: "openid profile")
+
+    @Test func aClientRegistersOnceSignsInAndTheRegistrationIsKeptInTheStore() async throws {
+        let sandbox = try await sandbox()
+        let store = MemoryTokenStore()
+        let auth = try await unregistered(sandbox, store: store).registeringClient(app)
+        let clientID = auth.provider.configuration.clientID
+        #expect(clientID.hasPrefix("dyn-"))
+        #expect(auth.key.clientID == clientID, "its tokens are kept under the registered client")
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(try await auth.userInfo().subject == SandboxAuthorizationServer.User.alice.subject)
+
+        // Another start (a new authenticator on the same store) uses the kept registration.
+        let again = try await unregistered(sandbox, store: store).registeringClient(app)
+        #expect(again.provider.configuration.clientID == clientID)
+        #expect(try await again.currentTokens() != nil, "and finds the tokens it signed in with")
+        #expect(sandbox.requestCount(.registration) == 1)
+
+        let record = try #require(
+            await store.load(ClientRegistration.storeKey(issuer: auth.provider.tokenIssuer, clientName: app.clientName))
+        )
+        #expect(record.clientRegistration?.clientID == clientID)
+        #expect(record.clientRegistration?.clientSecret == nil, "a public client has no secret")
+        let accounts = Accounts(auth, active: MemoryActiveAccountStore())
+        #expect(try await accounts.names() == ["default"], "the registration is not an account")
+        await sandbox.stop()
+    }
+
+    @Test func concurrentFirstCallsRegisterExactlyOnce() async throws {
+        let sandbox = try await sandbox()
+        let directory = try TemporaryDirectory()
+        let ids = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<40 {
+                group.addTask {
+                    // Each its own store value and lock handle, as separate processes would have.
+                    let store = FileTokenStore(directory: directory.path + "/store")
+                    return try await unregistered(sandbox, store: store).registeringClient(app).provider.configuration
+                        .clientID
+                }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(ids.count == 1)
+        #expect(sandbox.requestCount(.registration) == 1)
+        await sandbox.stop()
+    }
+
+    @Test func anExpiredRegistrationIsRegisteredAgain() async throws {
+        let time = TestClock()
+        let sandbox = try await sandbox {
+            $0.clock = time.clock
+            $0.registeredSecretLifetime = .seconds(3600)
+        }
+        let store = MemoryTokenStore()
+        let confidential = ClientMetadata(clientName: "confidential", tokenEndpointAuthMethod: "client_secret_basic")
+        let first = try await unregistered(sandbox, store: store, clock: time.clock).registeringClient(confidential)
+        let registration = try #require(await first.storedRegistration(of: confidential))
+        #expect(registration.clientSecret != nil)
+        #expect(
+            registration.clientSecretExpiresAt
+                == Date(timeIntervalSince1970: (time.now + 3600).timeIntervalSince1970.rounded(.down)))
+        #expect(!"\(registration)".contains(registration.clientSecret ?? "-"), "printing it hides the secret")
+        try await first.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(first.provider.configuration.clientAuthentication == .clientSecretBasic)
+
+        time.advance(by: .seconds(3600 - 120))
+        let stillGood = try await unregistered(sandbox, store: store, clock: time.clock).registeringClient(confidential)
+        #expect(stillGood.provider.configuration.clientID == first.provider.configuration.clientID)
+
+        time.advance(by: .seconds(90))  // within the minute before it expires
+        let renewed = try await unregistered(sandbox, store: store, clock: time.clock).registeringClient(confidential)
+        #expect(renewed.provider.configuration.clientID != first.provider.configuration.clientID)
+        #expect(sandbox.requestCount(.registration) == 2)
+        #expect(
+            try await renewed.storedRegistration(of: confidential)?.clientID == renewed.provider.configuration.clientID)
+        try await renewed.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(try await renewed.userInfo().subject == SandboxAuthorizationServer.User.alice.subject)
+        await sandbox.stop()
+    }
+
+    @Test func otherClientMetadataRegistersAnew() async throws {
+        let sandbox = try await sandbox()
+        let store = MemoryTokenStore()
+        let first = try await unregistered(sandbox, store: store).registeringClient(app)
+        var moved = app
+        moved.redirectURIs = ["http://127.0.0.1/other"]
+        let second = try await unregistered(sandbox, store: store).registeringClient(moved)
+        #expect(second.provider.configuration.clientID != first.provider.configuration.clientID)
+        #expect(sandbox.requestCount(.registration) == 2)
+        await sandbox.stop()
+    }
+
+    @Test(arguments: [
+        (
+            SandboxAuthorizationServer.Failure.oauthError("invalid_redirect_uri"), AuthError.Code.registrationFailed,
+            "invalid_redirect_uri"
+        ),
+        (.response(status: 201, contentType: "text/html", body: "<html>proxy</html>"), .responseMalformed, "JSON"),
+        (
+            .response(status: 201, contentType: "application/json", body: #"{"client_secret":"x"}"#),
+            .responseMalformed, "client_id"
+        ),
+        (.response(status: 503, contentType: "text/plain", body: "down"), .serverError, "503"),
+    ])
+    func aRefusedOrMalformedRegistrationIsAClearErrorAndStoresNothing(
+        failure: SandboxAuthorizationServer.Failure, code: AuthError.Code, mentions: String
+    ) async throws {
+        let sandbox = try await sandbox()
+        let store = MemoryTokenStore()
+        sandbox.failNext(1, .registration, with: failure)
+        let error = await #expect(throws: AuthError.self) {
+            try await unregistered(sandbox, store: store).registeringClient(app)
+        }
+        #expect(error?.code == code, "\(String(describing: error))")
+        #expect(error?.operation == .registration)
+        #expect("\(String(describing: error))".contains(mentions), "\(String(describing: error))")
+        #expect(try await store.keys().isEmpty)
+        // The next attempt registers.
+        _ = try await unregistered(sandbox, store: store).registeringClient(app)
+        #expect(try await store.keys().count == 1)
+        await sandbox.stop()
+    }
+
+    @Test func aServerThatWantsAnInitialAccessTokenGetsItAndItIsNotKept() async throws {
+        let initial = "initial-access-" + SecureRandom.token()
+        let sandbox = try await sandbox { $0.registrationAccessToken = initial }
+        let store = MemoryTokenStore()
+        let error = await #expect(throws: AuthError.self) {
+            try await unregistered(sandbox, store: store).registeringClient(app)
+        }
+        #expect(error?.code == .registrationFailed)
+        #expect(error?.hint?.contains("initial access token") == true, "\(String(describing: error))")
+        let auth = try await unregistered(sandbox, store: store).registeringClient(app, initialAccessToken: initial)
+        #expect(!auth.provider.configuration.clientID.isEmpty)
+        let key = try #require(await store.keys().first)
+        let record = try #require(await store.load(key))
+        let stored = try JSONValue.object(#require(record.storageJSON.objectValue)).encodedString()
+        #expect(!stored.contains(initial))
+        await sandbox.stop()
+    }
+
+    @Test func aServerWithoutARegistrationEndpointIsAClearError() async throws {
+        let sandbox = try await sandbox()
+        let store = MemoryTokenStore()
+        var object: JSONObject = ["issuer": .string(sandbox.issuer.absoluteString), "register_client": true]
+        object["authorization_endpoint"] = .string(sandbox.url(.authorization).absoluteString)
+        // A provider whose metadata names no registration endpoint.
+        let provider = try FixedMetadataProvider(configuration: ProviderConfiguration(json: object))
+        let auth = Authenticator(provider: provider, store: store, transport: sandbox.transport)
+        let error = await #expect(throws: AuthError.self) { try await auth.registeringClient(app) }
+        #expect(error?.code == .registrationFailed)
+        #expect(error?.message.contains("registration_endpoint") == true)
+        #expect(error?.hint?.contains("--client-id") == true)
+        #expect(try await store.keys().isEmpty)
+        await sandbox.stop()
+    }
+
+    @Test func aClientIDMetadataDocumentIsTheClientIDWhereTheServerTakesThem() async throws {
+        let sandbox = try await sandbox {
+            $0.acceptsClientMetadataDocuments = true
+            $0.clientMetadataDocuments = ["app": ["http://127.0.0.1/callback"]]
+        }
+        let store = MemoryTokenStore()
+        var published = app
+        published.metadataDocument = sandbox.url(.clientMetadataDocument).appendingPathComponent("app")
+        let auth = try await unregistered(sandbox, store: store).registeringClient(published)
+        #expect(auth.provider.configuration.clientID == published.metadataDocument?.absoluteString)
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(try await auth.userInfo().subject == SandboxAuthorizationServer.User.alice.subject)
+        #expect(sandbox.requestCount(.registration) == 0)
+        #expect(try await store.keys() == [auth.key], "nothing but the tokens is stored")
+
+        // A server that does not take them registers the client instead.
+        let plain = try await self.sandbox()
+        let registered = try await unregistered(plain, store: MemoryTokenStore()).registeringClient(published)
+        #expect(registered.provider.configuration.clientID.hasPrefix("dyn-"))
+        #expect(plain.requestCount(.registration) == 1)
+        await sandbox.stop()
+        await plain.stop()
+    }
+}
+
+/// A provider with metadata built in code: the sandbox's endpoints, and no registration endpoint.
+private struct FixedMetadataProvider: AuthProvider {
+    static let id = "fixed"
+    let configuration: ProviderConfiguration
+
+    init(configuration: ProviderConfiguration) throws { self.configuration = configuration }
+
+    func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata {
+        let issuer = try #require(configuration.issuer)
+        return ProviderMetadata(
+            issuer: issuer.absoluteString, authorizationEndpoint: issuer.appendingPathComponent("authorize"),
+            tokenEndpoint: issuer.appendingPathComponent("token"))
+    }
+}
