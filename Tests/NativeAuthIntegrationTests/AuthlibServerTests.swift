@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import LenientJSON
 @_spi(Provider) import NativeAuth
 import NativeAuthTesting
@@ -67,6 +68,66 @@ struct AuthlibServerTests {
         #expect(tokens.renewableGrant == .jwtBearer)
         #expect(!tokens.accessToken.isEmpty)
     }
+
+    /// An authenticator of Authlib's server without a client id yet.
+    func unregistered(store: any TokenStore, clock: AuthClock = .system) throws -> Authenticator {
+        var configuration = ProviderConfiguration(issuer: server.issuer, clientID: "", scopes: ["api"])
+        configuration.registersClient = true
+        return Authenticator(
+            provider: try GenericOIDCProvider(configuration: configuration), store: store,
+            transport: StandardTransport.platformDefault(), clock: clock)
+    }
+
+    func service(_ name: String) -> ClientMetadata {
+        ClientMetadata(
+            clientName: name, redirectURIs: [], grantTypes: ["client_credentials"],
+            tokenEndpointAuthMethod: "client_secret_basic", scope: "api")
+    }
+
+    @Test func dynamicRegistrationThenClientCredentialsAsTheRegisteredClient() async throws {
+        let store = MemoryTokenStore()
+        let name = "registered-" + UUID().uuidString
+        let refused = try await #require(throws: AuthError.self) {
+            try await unregistered(store: store).registeringClient(service(name))
+        }
+        #expect(refused.code == .registrationFailed, "no initial access token: \(refused)")
+        #expect(await store.keys().isEmpty)
+
+        // Authlib validates the metadata against its own: a grant it does not serve is refused.
+        var unsupported = service(name)
+        unsupported.grantTypes = ["implicit"]
+        let invalid = try await #require(throws: AuthError.self) {
+            try await unregistered(store: store).registeringClient(
+                unsupported, initialAccessToken: server.registrationToken)
+        }
+        #expect(invalid.code == .registrationFailed && invalid.oauthError == "invalid_client_metadata", "\(invalid)")
+        #expect(await store.keys().isEmpty)
+
+        let auth = try await unregistered(store: store).registeringClient(
+            service(name), initialAccessToken: server.registrationToken)
+        #expect(auth.provider.configuration.clientSecret != nil)
+        let tokens = try await auth.loginWithClientCredentials()
+        #expect(tokens.scopes == ["api"])
+        let again = try await unregistered(store: store).registeringClient(
+            service(name), initialAccessToken: server.registrationToken)
+        #expect(again.provider.configuration.clientID == auth.provider.configuration.clientID)
+        #expect(try await server.registrations(named: name) == 1)
+    }
+
+    @Test func anExpiringRegistrationIsRegisteredAgainAtAuthlib() async throws {
+        let store = MemoryTokenStore()
+        let time = TestClock()
+        let first = try await unregistered(store: store, clock: time.clock).registeringClient(
+            service("short-lived"), initialAccessToken: server.registrationToken)
+        let kept = try #require(await first.storedRegistration(of: service("short-lived")))
+        let expiry = try #require(kept.clientSecretExpiresAt, "Authlib said when the secret expires")
+        #expect(abs(expiry.timeIntervalSinceNow - 600) < 60)
+        time.advance(by: .seconds(600))
+        let renewed = try await unregistered(store: store, clock: time.clock).registeringClient(
+            service("short-lived"), initialAccessToken: server.registrationToken)
+        #expect(renewed.provider.configuration.clientID != first.provider.configuration.clientID)
+        #expect(!(try await renewed.loginWithClientCredentials()).accessToken.isEmpty)
+    }
 }
 
 /// Authlib's server as `scripts/test-server start` describes it in `.test-server/authlib.json`.
@@ -79,6 +140,7 @@ struct AuthlibServer: Sendable {
     let privateKeyJWTKey: String
     let assertionIssuer: String
     let assertionIssuerKey: String
+    let registrationToken: String
 
     static var file: URL { TestServer.stateDirectory.appendingPathComponent("authlib.json") }
 
@@ -96,6 +158,15 @@ struct AuthlibServer: Sendable {
             privateKeyJWTClientID: try object.requiredString("private_key_jwt_client_id"),
             privateKeyJWTKey: try object.requiredString("private_key_jwt_key"),
             assertionIssuer: try object.requiredString("assertion_issuer"),
-            assertionIssuerKey: try object.requiredString("assertion_issuer_key"))
+            assertionIssuerKey: try object.requiredString("assertion_issuer_key"),
+            registrationToken: try object.requiredString("registration_token"))
+    }
+
+    /// How many clients named `name` the server registered so far.
+    func registrations(named name: String) async throws -> Int {
+        let (_, body) = try await StandardTransport.platformDefault().send(
+            HTTPRequest(method: .get, url: issuer.appendingPathComponent("registrations")), body: nil)
+        let names = try #require(try JSONValue.parse(body).objectValue?.stringList("client_names"))
+        return names.filter { $0 == name }.count
     }
 }

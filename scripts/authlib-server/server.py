@@ -7,7 +7,10 @@ It serves RFC 8414 metadata and a token endpoint with:
     and one with `private_key_jwt` (RFC 7523 §2.2: Authlib's JWTBearerClientAssertion, which
     checks the signature, `aud` = the token endpoint, `exp`, and refuses a replayed `jti`);
   - the JWT bearer grant (RFC 7523 §2.1: Authlib's JWTBearerGrant) for assertions signed by a
-    trusted issuer's key.
+    trusted issuer's key;
+  - dynamic client registration (RFC 7591: Authlib's ClientRegistrationEndpoint, which validates
+    the client metadata against this metadata) for callers with the initial access token; a client
+    named "short-lived" gets a secret that expires in 10 minutes (`client_secret_expires_at`).
 
 Usage: server.py STATE_DIR PORT. Writes STATE_DIR/authlib.json (issuer, client ids, secrets and
 the paths of the private keys, which it writes 0600), records each token it issues in
@@ -27,9 +30,10 @@ os.environ["AUTHLIB_INSECURE_TRANSPORT"] = "1"
 
 from authlib.jose import JsonWebKey  # noqa: E402
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, grants  # noqa: E402
-from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload, OAuth2Request  # noqa: E402
+from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload, JsonPayload, JsonRequest, OAuth2Request  # noqa: E402
 from authlib.oauth2.rfc6750 import BearerTokenGenerator  # noqa: E402
 from authlib.oauth2.rfc7523 import JWTBearerClientAssertion, JWTBearerGrant  # noqa: E402
+from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint  # noqa: E402
 from cryptography.hazmat.primitives import serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 
@@ -132,6 +136,47 @@ class Bearer(JWTBearerGrant):
         return True
 
 
+registration_token = secrets.token_urlsafe(32)
+
+
+class Registration(ClientRegistrationEndpoint):
+    def authenticate_token(self, request):
+        header = request.headers.get("Authorization", "")
+        given = header[7:] if header.lower().startswith("bearer ") else ""
+        return given if given and secrets.compare_digest(given, registration_token) else None
+
+    def generate_client_info(self, request):
+        info = super().generate_client_info(request)
+        if request.payload.data.get("client_name") == "short-lived":
+            info["client_secret_expires_at"] = info["client_id_issued_at"] + 600
+        return info
+
+    def get_server_metadata(self):
+        return metadata
+
+    def save_client(self, client_info, client_metadata, request):
+        client = Client(
+            client_info["client_id"], client_metadata.get("token_endpoint_auth_method", "client_secret_basic"),
+            client_metadata.get("grant_types", []), secret=client_info["client_secret"])
+        with lock:
+            clients[client.client_id] = client
+            registrations.append(client_metadata.get("client_name", ""))
+        issued.write(client_info["client_secret"] + "\n")
+        return client
+
+
+registrations = []
+
+
+class Json(JsonPayload):
+    def __init__(self, data):
+        self._data = data
+
+    @property
+    def data(self):
+        return self._data
+
+
 class Server(AuthorizationServer):
     def query_client(self, client_id):
         return clients.get(client_id)
@@ -154,6 +199,19 @@ class Server(AuthorizationServer):
         oauth.form = oauth.payload.data
         return oauth
 
+    def create_json_request(self, request):
+        environ = request
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length).decode() if length else ""
+        headers = {key[5:].replace("_", "-").title(): value for key, value in environ.items() if key.startswith("HTTP_")}
+        json_request = JsonRequest(environ["REQUEST_METHOD"], issuer + environ.get("PATH_INFO", ""), headers=headers)
+        try:
+            data = json.loads(body) if body else {}
+        except ValueError:
+            data = {}
+        json_request.payload = Json(data if isinstance(data, dict) else {})
+        return json_request
+
     def handle_response(self, status, body, headers):
         return status, body, headers
 
@@ -164,11 +222,13 @@ server.register_token_generator("default", BearerTokenGenerator(lambda **_: secr
 server.register_client_auth_method(Assertion.CLIENT_AUTH_METHOD, Assertion(token_endpoint))
 server.register_grant(ClientCredentials)
 server.register_grant(Bearer)
+server.register_endpoint(Registration)
 
 metadata = {
     "issuer": issuer,
     "authorization_endpoint": issuer + "/authorize",
     "token_endpoint": token_endpoint,
+    "registration_endpoint": issuer + "/register",
     "grant_types_supported": ["client_credentials", JWTBearerGrant.GRANT_TYPE],
     "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_jwt", "private_key_jwt"],
     "token_endpoint_auth_signing_alg_values_supported": ["HS256", "ES256"],
@@ -184,11 +244,19 @@ def app(environ, start_response):
     elif method == "POST" and path == "/token":
         status, body, headers = server.create_token_response(environ)
         headers = list(headers)
+    elif method == "POST" and path == "/register":
+        status, body, headers = server.create_endpoint_response("client_registration", environ)
+        headers = list(headers)
+    elif method == "GET" and path == "/registrations":
+        # For the tests: the names of the clients registered so far (no id, no secret).
+        with lock:
+            status, body, headers = 200, {"client_names": registrations}, [("Content-Type", "application/json")]
     else:
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"not found"]
     data = json.dumps(body).encode()
-    start_response(f"{status} {'OK' if status == 200 else 'Error'}", headers + [("Content-Length", str(len(data)))])
+    reason = {200: "OK", 201: "Created"}.get(status, "Error")
+    start_response(f"{status} {reason}", headers + [("Content-Length", str(len(data)))])
     return [data]
 
 
@@ -208,9 +276,10 @@ with open(os.path.join(state_dir, "authlib.json.tmp"), "w") as handle:
         "secret_jwt_client_id": "secret-jwt-client", "secret_jwt_client_secret": secret_jwt_secret,
         "private_key_jwt_client_id": "private-key-jwt-client", "private_key_jwt_key": key_path,
         "assertion_issuer": "assertion-issuer", "assertion_issuer_key": issuer_key_path,
-        "token_endpoint": token_endpoint,
+        "token_endpoint": token_endpoint, "registration_token": registration_token,
     }, handle)
 os.chmod(os.path.join(state_dir, "authlib.json.tmp"), 0o600)
 os.replace(os.path.join(state_dir, "authlib.json.tmp"), os.path.join(state_dir, "authlib.json"))
 issued.write(secret_jwt_secret + "\n")
+issued.write(registration_token + "\n")
 httpd.serve_forever()

@@ -142,6 +142,12 @@ public struct StandardErrorMapper: ErrorMapper {
         var hint: String?
         var retryable: Bool?
         switch oauth.error {
+        case "invalid_token" where operation == .registration, "access_denied" where operation == .registration:
+            code = .registrationFailed
+            message =
+                "the server registers only clients that bring an initial access token, and this one was missing"
+                + " or refused"
+            hint = "give the initial access token the server's administrator issued for registering (RFC 7591 §3)"
         case "invalid_grant" where operation == .refresh:
             code = .loginRequired
             message = "the refresh token is no longer valid (expired, revoked or already used)"
@@ -171,12 +177,6 @@ public struct StandardErrorMapper: ErrorMapper {
         case "access_denied":
             code = .authorizationFailed
             message = "access was denied"
-        case "invalid_token" where operation == .registration:
-            code = .registrationFailed
-            message =
-                "the server registers only clients that bring an initial access token, and this one was missing"
-                + " or refused"
-            hint = "give the initial access token the server's administrator issued for registering (RFC 7591 §3)"
         case "invalid_token":
             code = .invalidToken
             message = "the server refused the token"

@@ -55,12 +55,12 @@ public struct ClientMetadata: Sendable, Equatable {
     public var registrationRequest: JSONObject {
         var object: JSONObject = [
             "client_name": .string(clientName),
-            "redirect_uris": .array(redirectURIs.map(JSONValue.string)),
             "grant_types": .array(grantTypes.map(JSONValue.string)),
-            "response_types": grantTypes.contains("authorization_code") ? ["code"] : [],
             "token_endpoint_auth_method": .string(tokenEndpointAuthMethod),
             "application_type": "native",
         ]
+        if !redirectURIs.isEmpty { object["redirect_uris"] = .array(redirectURIs.map(JSONValue.string)) }
+        if grantTypes.contains("authorization_code") { object["response_types"] = ["code"] }
         if let scope { object["scope"] = .string(scope) }
         if let softwareID { object["software_id"] = .string(softwareID) }
         if let softwareVersion { object["software_version"] = .string(softwareVersion) }
