@@ -174,6 +174,30 @@ import Testing
         #expect(try (claims.string("jti") ?? "").count >= 22)
     }
 
+    @Test func theAssertionNamesTheIssuerWhereTheConfigurationAsks() async throws {
+        let pair = try SandboxAuthorizationServer.ClientKeyPair(.es256)
+        var client = SandboxAuthorizationServer.Client(id: Self.serviceID)
+        client.assertionKeyPEM = pair.publicKeyPEM
+        let sandbox = try await sandbox([client])
+        var object: JSONObject = [
+            "issuer": .string(sandbox.issuer.absoluteString), "client_id": .string(Self.serviceID),
+            "client_assertion_audience": "issuer",
+        ]
+        var configuration = try ProviderConfiguration(json: object)
+        configuration.clientAssertionKey = try ClientAssertionKey(pair.privateKeyPEM)
+        #expect(configuration.clientAssertionAudience == .issuer)
+        _ = try await authenticator(sandbox, configuration).loginWithClientCredentials()
+        configuration.clientAssertionAudience = .tokenEndpoint
+        _ = try await authenticator(sandbox, configuration).loginWithClientCredentials()
+        #expect(
+            sandbox.clientAssertionAudiences == [sandbox.issuer.absoluteString, sandbox.url(.token).absoluteString])
+
+        object["client_assertion_audience"] = "the moon"
+        let error = #expect(throws: AuthError.self) { try ProviderConfiguration(json: object) }
+        #expect(error?.field == "client_assertion_audience")
+        await sandbox.stop()
+    }
+
     @Test func aReplayedAssertionIsRefused() async throws {
         let pair = try SandboxAuthorizationServer.ClientKeyPair(.eddsa)
         var client = SandboxAuthorizationServer.Client(id: Self.serviceID)

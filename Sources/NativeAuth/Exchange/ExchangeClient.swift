@@ -125,9 +125,19 @@ package final class ExchangeClient: Sendable {
         // fresh for each request, when the standard method needs one.
         let method = ClientAuthentication.standard(for: provider.configuration, metadata: metadata)
         if method.usesAssertion {
-            do {
+            do throws(AuthError) {
+                let configuration = provider.configuration
+                var audience = metadata.tokenEndpoint
+                if configuration.clientAssertionAudience == .issuer {
+                    guard let issuer = metadata.issuer.flatMap(URL.init(string:)) ?? configuration.issuer else {
+                        throw AuthError(
+                            .configurationInvalid, "client_assertion_audience is issuer, and the provider has none",
+                            field: "client_assertion_audience")
+                    }
+                    audience = issuer
+                }
                 request.clientAssertion = try await ClientAssertion.make(
-                    method, configuration: provider.configuration, audience: metadata.tokenEndpoint, now: clock.now())
+                    method, configuration: configuration, audience: audience, now: clock.now())
             } catch {
                 return .failure(Refusal(error: error, object: nil))
             }

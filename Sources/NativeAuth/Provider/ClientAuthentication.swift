@@ -68,3 +68,14 @@ extension ClientAuthentication {
         return .clientSecretBasic
     }
 }
+
+/// What the client assertions of `private_key_jwt` and `client_secret_jwt` name as their audience
+/// (`aud`, RFC 7523 §3).
+public enum ClientAssertionAudience: String, Sendable, CaseIterable {
+    /// The token endpoint the assertion is sent to: what RFC 7523 §3 and OIDC Core §9 say, and the
+    /// default.
+    case tokenEndpoint = "token_endpoint"
+    /// The issuer: for servers that want it (RFC 7523 §3 allows it; some, Okta's org server among
+    /// them, check `aud` against the issuer).
+    case issuer
+}

@@ -56,6 +56,9 @@ public struct ProviderConfiguration: Sendable {
     /// unless ``clientAuthentication`` says otherwise. JSON key `client_assertion_key` (a file
     /// path; `client_assertion_kid` sets its key id).
     public var clientAssertionKey: ClientAssertionKey?
+    /// The audience of client assertions: the token endpoint (the default), or the issuer where
+    /// the server asks for it. JSON key `client_assertion_audience` (`token_endpoint` or `issuer`).
+    public var clientAssertionAudience: ClientAssertionAudience = .tokenEndpoint
     /// How a workload gets tokens from a token of its own (token exchange, JWT bearer), for
     /// ``Authenticator/loginAsWorkload(scopes:)`` and the renewals of what it got. JSON keys
     /// `subject_token_file`, `subject_token_command` or `subject_token_github_actions` (one of
@@ -99,7 +102,7 @@ public struct ProviderConfiguration: Sendable {
     }
 
     static let knownKeys: Set<String> = Set(
-        ["provider", "require_pkce", "follow_resource_metadata", "register_client"]
+        ["provider", "require_pkce", "follow_resource_metadata", "register_client", "client_assertion_audience"]
             + ProviderSetting.standard.map(\.key)
             + EndpointOverrides.fields.map(\.key)
     )
@@ -176,6 +179,13 @@ public struct ProviderConfiguration: Sendable {
         default: throw invalid("require_pkce", "should be true or false")
         }
         let followsResourceMetadata = try flag("follow_resource_metadata")
+        var assertionAudience = ClientAssertionAudience.tokenEndpoint
+        if let name = try string("client_assertion_audience") {
+            guard let parsed = ClientAssertionAudience(rawValue: name) else {
+                throw invalid("client_assertion_audience", "should be token_endpoint or issuer")
+            }
+            assertionAudience = parsed
+        }
         let workload = try Self.workload(string)
         let resources: [URL]
         do {
@@ -209,6 +219,7 @@ public struct ProviderConfiguration: Sendable {
         self.resources = resources
         self.followsResourceMetadata = followsResourceMetadata
         self.registersClient = registersClient && clientID == nil
+        self.clientAssertionAudience = assertionAudience
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the

@@ -426,6 +426,11 @@ public final class SandboxAuthorizationServer: Sendable {
     /// The subjects of the federated tokens the sandbox accepted (token exchange, JWT bearer), in order.
     public var federatedSubjects: [String] { core.state.withLockedValue { $0.federatedSubjects } }
 
+    /// The `aud` of every client assertion (`private_key_jwt`, `client_secret_jwt`) accepted, in order.
+    public var clientAssertionAudiences: [String] {
+        core.state.withLockedValue { $0.clientAssertionAudiences }
+    }
+
     /// The URL (and resource indicator) of the protected resource `name` of
     /// ``Configuration/protectedResources``.
     public func resourceURL(_ name: String) -> URL {

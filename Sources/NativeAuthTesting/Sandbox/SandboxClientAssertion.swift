@@ -97,7 +97,12 @@ extension SandboxCore {
         guard let jti = (try? claims.string("jti")) ?? nil, !jti.isEmpty else {
             return .failure(.init("the client assertion has no jti"))
         }
-        let fresh = state.withLockedValue { $0.usedAssertionIDs.insert(client.id + " " + jti).inserted }
+        let audience = ((try? claims.string("aud")) ?? nil) ?? ""
+        let fresh = state.withLockedValue { state in
+            guard state.usedAssertionIDs.insert(client.id + " " + jti).inserted else { return false }
+            state.clientAssertionAudiences.append(audience)
+            return true
+        }
         guard fresh else { return .failure(.init("the client assertion was already used (jti replayed)")) }
         return .success(client)
     }

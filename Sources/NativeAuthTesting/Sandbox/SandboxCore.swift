@@ -93,6 +93,8 @@ final class SandboxCore: Sendable {
         var failures: [Endpoint: [Failure]] = [:]
         /// `iss` and `jti` of every client assertion accepted: each counts once.
         var usedAssertionIDs: Set<String> = []
+        /// The `aud` of every client assertion accepted, in order.
+        var clientAssertionAudiences: [String] = []
         /// The subjects of the federated tokens accepted (token exchange, JWT bearer), in order.
         var federatedSubjects: [String] = []
         /// The `resource` values of each token response, in order (RFC 8707).
