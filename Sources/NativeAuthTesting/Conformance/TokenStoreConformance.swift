@@ -21,7 +21,7 @@ public import NativeAuth
 /// What it checks, each failure named in the ``ConformanceFailure`` that ``run()`` throws:
 /// - a key that was never saved loads as `nil`; a saved set loads back equal, every field; a save
 ///   replaces; `remove` removes, and removing nothing is not an error; a client registration's
-///   record (``TokenSet/clientRegistration``, without an access token) loads back equal;
+///   record (`TokenSet.clientRegistration`, without an access token) loads back equal;
 /// - keys that differ only in issuer, client id or account (including characters such as `/`,
 ///   spaces and non-ASCII) keep their sets apart, and `keys()` lists exactly the saved ones;
 /// - another handle sees what one saved;
