@@ -349,7 +349,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         let scopes = base.provider.configuration.scopes
         let client = ClientMetadata(
             clientName: Tool.toolName, scope: scopes.isEmpty ? nil : scopes.joined(separator: " "),
-            softwareID: Tool.toolName, softwareVersion: NativeAuthVersion.current)
+            softwareID: Tool.toolName, softwareVersion: NativeAuthVersion.current,
+            metadataDocument: base.provider.configuration.clientMetadataDocument)
         let kept = try await base.storedRegistration(of: client)
         if !registers, kept == nil { return base }
         let token = environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }

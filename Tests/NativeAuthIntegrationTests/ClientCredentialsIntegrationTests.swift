@@ -269,6 +269,31 @@ struct ClientCredentialsServerTests {
         await sandbox.stop()
     }
 
+    /// A configuration naming the tool's Client ID Metadata Document: at a server that takes them,
+    /// that URL is the client id, and nothing is registered.
+    @Test func aClientIDMetadataDocumentInTheConfigurationIsTheClientID() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.acceptsClientMetadataDocuments = true
+        configuration.clientMetadataDocuments = ["cli": ["http://127.0.0.1/callback"]]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let document = sandbox.url(.clientMetadataDocument).appendingPathComponent("cli").absoluteString
+        let file = directory.path + "/config.json"
+        let object: JSONObject = [
+            "issuer": .string(sandbox.issuer.absoluteString), "register_client": true,
+            "client_id_metadata_document": .string(document), "scope": "openid profile",
+        ]
+        try JSONValue.object(object).encodedString().write(toFile: file, atomically: true, encoding: .utf8)
+        let connection = ["--config", file, "--store", directory.path + "/store"]
+        let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(!login.stderr.contains("registered as client"), "\(login.stderr)")
+        let token = try await run(cli, ["token"] + connection)
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(sandbox.requestCount(.registration) == 0)
+        await sandbox.stop()
+    }
+
     /// An agent pointed at an API and nothing else: the API's 401 names its metadata, which names
     /// the authorization server; the person signs in there once, and later calls need no sign-in.
     @Test func apiDiscoverGoesFromABare401ToASignInAndTheAnswer() async throws {

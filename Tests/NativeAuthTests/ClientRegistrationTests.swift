@@ -110,10 +110,15 @@ import Testing
         await sandbox.stop()
     }
 
-    @Test func otherClientMetadataRegistersAnew() async throws {
+    @Test func otherClientMetadataRegistersAnewButANewVersionDoesNot() async throws {
         let sandbox = try await sandbox()
         let store = MemoryTokenStore()
-        let first = try await unregistered(sandbox, store: store).registeringClient(app)
+        var versioned = app
+        versioned.softwareVersion = "1.0"
+        let first = try await unregistered(sandbox, store: store).registeringClient(versioned)
+        versioned.softwareVersion = "1.1"
+        let upgraded = try await unregistered(sandbox, store: store).registeringClient(versioned)
+        #expect(upgraded.provider.configuration.clientID == first.provider.configuration.clientID)
         var moved = app
         moved.redirectURIs = ["http://127.0.0.1/other"]
         let second = try await unregistered(sandbox, store: store).registeringClient(moved)

@@ -68,9 +68,12 @@ public struct ClientMetadata: Sendable, Equatable {
     }
 
     /// What identifies the request: a registration made for other metadata (new redirect URIs, a
-    /// new grant) is not reused.
+    /// new grant, other scopes) is not reused. The software version is left out: an upgraded app
+    /// keeps its client, and the tokens signed in with it.
     var fingerprint: String {
-        ((try? JSONValue.object(registrationRequest).encodedString(sortedKeys: true)) ?? clientName)
+        var request = registrationRequest
+        request["software_version"] = nil
+        return (try? JSONValue.object(request).encodedString(sortedKeys: true)) ?? clientName
     }
 }
 

@@ -49,6 +49,10 @@ public struct ProviderConfiguration: Sendable {
     /// ``Authenticator/registeringClient(_:initialAccessToken:)``, and ``clientID`` is empty until
     /// it did. JSON key `register_client` (a boolean); without it, a missing `client_id` is an error.
     public var registersClient = false
+    /// The URL of the app's Client ID Metadata Document, for servers that take one as the client id
+    /// when it registers (``ClientMetadata/metadataDocument``). JSON key
+    /// `client_id_metadata_document` (an `https` URL).
+    public var clientMetadataDocument: URL?
     /// How to authenticate at the token endpoint; `nil` chooses from the metadata (see
     /// ``ClientAuthentication/standard(for:metadata:)``).
     public var clientAuthentication: ClientAuthentication?
@@ -102,7 +106,10 @@ public struct ProviderConfiguration: Sendable {
     }
 
     static let knownKeys: Set<String> = Set(
-        ["provider", "require_pkce", "follow_resource_metadata", "register_client", "client_assertion_audience"]
+        [
+            "provider", "require_pkce", "follow_resource_metadata", "register_client", "client_assertion_audience",
+            "client_id_metadata_document",
+        ]
             + ProviderSetting.standard.map(\.key)
             + EndpointOverrides.fields.map(\.key)
     )
@@ -220,6 +227,7 @@ public struct ProviderConfiguration: Sendable {
         self.followsResourceMetadata = followsResourceMetadata
         self.registersClient = registersClient && clientID == nil
         self.clientAssertionAudience = assertionAudience
+        self.clientMetadataDocument = try url("client_id_metadata_document")
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the
