@@ -144,6 +144,13 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         object["refresh_expires_at"] = date(tokens?.refreshExpiresAt)
         object["scope"] = .array((tokens?.scopes ?? []).map(JSONValue.string))
         object["has_refresh_token"] = .bool(tokens?.refreshToken != nil)
+        object["resource_tokens"] = .array(
+            (tokens?.resourceTokens ?? []).map { token in
+                .object([
+                    "resource": .string(token.resource.absoluteString),
+                    "scope": .array(token.scopes.map(JSONValue.string)), "expires_at": date(token.expiresAt),
+                ])
+            })
         return object
     }
 
@@ -168,6 +175,12 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         lines.append("Refresh token: \(tokens.refreshToken == nil ? "no" : "yes")")
         if let until = expiry(tokens.refreshExpiresAt, now: now) {
             lines.append("Signed in until: \(until) (when the refresh token expires)")
+        }
+        for token in tokens.resourceTokens {
+            let scope = token.requestedScopes.isEmpty ? "" : " (scope \(token.requestedScopes.joined(separator: " ")))"
+            lines.append(
+                "Token for \(token.resource.absoluteString)\(scope) expires: "
+                    + (expiry(token.expiresAt, now: now) ?? "not stated"))
         }
         return lines
     }
