@@ -121,6 +121,15 @@ public struct GitCredentialCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             guard target.matches(request), request.username.map({ $0 == username }) ?? true else {
                 return  // another host, scheme or user: another helper's
             }
+            if let token = try AccessTokenOverride.token(in: environment) {
+                // GH_TOKEN's behaviour: the given token is the answer, no store is read, and a
+                // refusal (erase) has nothing to drop.
+                guard action == "get" else { return }
+                let lines = GitCredentialAnswer.lines(
+                    for: target, username: username, tokens: AccessTokenOverride.tokens(token), request: request)
+                FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+                return
+            }
             let prepared = try await options.open(
                 configured, environment: environment, use: action == "get" ? .describe : .act, registers: false)
             if action == "erase" {

@@ -178,6 +178,15 @@ struct ClientCredentialsServerTests {
             #expect(result.status != 0, "\(command)")
             #expect(result.stderr.contains("unset NATIVEAUTH_ACCESS_TOKEN to \(command)"), "\(result.stderr)")
         }
+        // git's credential helper answers with it too, as gh's does with GH_TOKEN.
+        let git = try await run(
+            cli,
+            [
+                "git-credential", "--git-host", "git.example.test", "--issuer", sandbox.issuer.absoluteString,
+                "--client-id", "ci", "get",
+            ], input: "protocol=https\nhost=git.example.test\n\n", environment: environment)
+        #expect(git.status == 0, "\(git.stderr)")
+        #expect(git.stdout.contains("password=\(issued.accessToken)\n"), "the helper answered with the given token")
         #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
 
         let broken = try await run(
