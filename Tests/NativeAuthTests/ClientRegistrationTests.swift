@@ -58,6 +58,19 @@ import Testing
         await sandbox.stop()
     }
 
+    @Test func anUnregisteredClientSaysToRegisterFirstAndSendsNothing() async throws {
+        let sandbox = try await sandbox()
+        let auth = try unregistered(sandbox, store: MemoryTokenStore())
+        let login = await #expect(throws: AuthError.self) {
+            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        }
+        #expect(login?.hint?.contains("register it first") == true, "\(String(describing: login))")
+        let service = await #expect(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        #expect(service?.field == "client_id")
+        #expect(sandbox.requestCount(.authorization) == 0 && sandbox.requestCount(.token) == 0)
+        await sandbox.stop()
+    }
+
     @Test func concurrentFirstCallsRegisterExactlyOnce() async throws {
         let sandbox = try await sandbox()
         let directory = try TemporaryDirectory()

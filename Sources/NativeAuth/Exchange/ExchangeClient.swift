@@ -120,6 +120,11 @@ package final class ExchangeClient: Sendable {
         metadata: ProviderMetadata,
         read: (HTTPResponse, Data) -> Result<T, Refusal>
     ) async -> Result<T, Refusal> {
+        do {
+            try requireClientID()
+        } catch {
+            return .failure(Refusal(error: error, object: nil))
+        }
         var request = request
         // A signed assertion cannot be made in the provider's synchronous hook: it is made here,
         // fresh for each request, when the standard method needs one.
@@ -235,6 +240,16 @@ package final class ExchangeClient: Sendable {
                 return tokens
             }
         }
+    }
+
+    /// Fails when the configuration has no client id: one that registers (``ProviderConfiguration/registersClient``)
+    /// before ``Authenticator/registeringClient(_:initialAccessToken:)`` made it a client.
+    package func requireClientID() throws(AuthError) {
+        guard provider.configuration.clientID.isEmpty else { return }
+        throw AuthError(
+            .configurationInvalid, "the client has no client id yet",
+            hint: "register it first (Authenticator.registeringClient, --register-client), or give its client id",
+            field: ProviderSetting.clientID.key)
     }
 
     /// Registers a client at `endpoint` (RFC 7591 §3): the metadata as JSON, with the initial access

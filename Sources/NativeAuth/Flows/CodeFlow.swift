@@ -24,6 +24,7 @@ package struct CodeFlow: Sendable {
     /// - Returns: The new tokens.
     package func signIn(presenter: any UserAgentPresenter, scopes: [String]) async throws -> TokenSet {
         let provider = client.provider
+        try client.requireClientID()
         let metadata = try await client.metadata()
         if metadata.codeChallengeMethodsSupported == nil {
             // S256 is sent anyway; a server that ignores it leaves the code unprotected (RFC 9700 §2.1.1).
