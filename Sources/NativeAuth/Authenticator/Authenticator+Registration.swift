@@ -73,7 +73,7 @@ extension Authenticator {
     /// what ``registeringClient(_:initialAccessToken:)`` would reuse.
     public func storedRegistration(of client: ClientMetadata) async throws -> ClientRegistration? {
         let key = ClientRegistration.storeKey(issuer: provider.tokenIssuer, clientName: client.clientName)
-        return try await Self.storeCall { try await store.load(key)?.clientRegistration }
+        return try await storeOperation { try await store.load(key)?.clientRegistration }
     }
 
     /// The kept registration of `client` at `endpoint`, or a new one, under the store's lock.
@@ -83,7 +83,7 @@ extension Authenticator {
         let key = ClientRegistration.storeKey(issuer: provider.tokenIssuer, clientName: client.clientName)
         let store = store
         let exchange = self.client
-        return try await Self.storeCall {
+        return try await storeOperation {
             try await store.lock.withLock(key, timeout: lockTimeout) {
                 let now = exchange.clock.now()
                 if let kept = try await store.load(key)?.clientRegistration, kept.endpoint == endpoint,
@@ -108,19 +108,5 @@ extension Authenticator {
         Authenticator(
             provider: try type(of: provider).init(configuration: configuration), store: store, transport: transport,
             account: key.account, logger: client.logger, lockTimeout: lockTimeout, clock: client.clock)
-    }
-
-    /// Runs a store operation; a failure that is not an ``AuthError`` becomes
-    /// ``AuthError/Code/tokenStoreFailed``.
-    private static func storeCall<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as AuthError {
-            throw error
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw AuthError(.tokenStoreFailed, "the token store failed (\(type(of: error)))", underlying: error)
-        }
     }
 }

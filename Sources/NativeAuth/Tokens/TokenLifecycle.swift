@@ -54,7 +54,7 @@ package actor TokenLifecycle {
     package func current() async throws -> TokenSet? {
         let revision = try? await store.revision(of: key)
         if let cached, revision == nil || revision == cachedRevision { return cached }
-        let loaded = try await storeCall { try await store.load(key) }
+        let loaded = try await storeOperation { try await store.load(key) }
         cached = loaded
         cachedRevision = revision
         return loaded
@@ -68,7 +68,7 @@ package actor TokenLifecycle {
 
     /// Stores the set of a new sign-in and keeps it.
     package func adopt(_ tokens: TokenSet) async throws {
-        try await storeCall { try await store.save(tokens, for: key) }
+        try await storeOperation { try await store.save(tokens, for: key) }
         await wrote(tokens)
     }
 
@@ -79,7 +79,7 @@ package actor TokenLifecycle {
     package func remove() async throws -> TokenSet? {
         let store = store
         let key = key
-        let removed = try await storeCall {
+        let removed = try await storeOperation {
             try await lock.withLock(key, timeout: lockTimeout) {
                 let stored = try? await store.load(key)
                 try await store.remove(key)
@@ -108,7 +108,7 @@ package actor TokenLifecycle {
         guard !token.isEmpty else { return false }
         let store = store
         let key = key
-        let kept: TokenSet? = try await storeCall {
+        let kept: TokenSet? = try await storeOperation {
             try await lock.withLock(key, timeout: lockTimeout) {
                 guard var stored = try await store.load(key) else { return nil }
                 if ConstantTime.equals(stored.accessToken, token) {
@@ -164,7 +164,7 @@ package actor TokenLifecycle {
     }
 
     private func refreshUnderLock(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
-        try await storeCall {
+        try await storeOperation {
             try await lock.withLock(key, timeout: lockTimeout) {
                 try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity)
             }
@@ -188,7 +188,7 @@ package actor TokenLifecycle {
             do {
                 return try await sendRefresh(current, refreshToken: refreshToken)
             } catch let error as AuthError where error.isLoginRequired {
-                let reloaded = try await storeCall { try await store.load(key) }
+                let reloaded = try await storeOperation { try await store.load(key) }
                 switch RefreshDecision.afterRefusal(
                     of: refreshToken, reloaded: reloaded, now: now, minimumValidity: minimumValidity)
                 {
@@ -200,7 +200,7 @@ package actor TokenLifecycle {
                     client.logger.debug("refresh token rotated by another process; retrying with the stored one")
                     return try await sendRefresh(tokens, refreshToken: newer)
                 case .clear(let cleared):
-                    try await storeCall { try await store.save(cleared, for: key) }
+                    try await storeOperation { try await store.save(cleared, for: key) }
                     await wrote(cleared)
                     client.logger.info("refresh token refused; sign-in required")
                     throw error
@@ -217,7 +217,7 @@ package actor TokenLifecycle {
     /// - Throws: ``RefreshDecision/signedOutElsewhere`` when the store is empty: the person signed
     ///   out (in another process, perhaps), and the copy in memory must not sign them back in.
     private func storedUnderLock() async throws -> TokenSet {
-        guard var stored = try await storeCall({ try await store.load(key) }) else {
+        guard var stored = try await storeOperation({ try await store.load(key) }) else {
             unsaved = nil
             throw signedOutElsewhere()
         }
@@ -225,7 +225,7 @@ package actor TokenLifecycle {
             if pending.replacing == stored {
                 // The store did not change since the failed save: the refreshed set is the live one.
                 // (Should this save fail too, the set stays pending.)
-                try await storeCall { try await store.save(pending.tokens, for: key) }
+                try await storeOperation { try await store.save(pending.tokens, for: key) }
                 stored = pending.tokens
             }
             unsaved = nil  // saved now, or the store moved on (another process, a new sign-in)
@@ -265,7 +265,7 @@ package actor TokenLifecycle {
             } catch  where error.isIdentityChange {
                 var kept = current
                 kept.refreshToken = nil
-                try await storeCall { try await store.save(kept, for: key) }
+                try await storeOperation { try await store.save(kept, for: key) }
                 await wrote(kept)
                 lastRefreshIDTokenError = error
                 throw AuthError(
@@ -294,7 +294,7 @@ package actor TokenLifecycle {
     private func keepRefreshed(_ tokens: TokenSet, replacing current: TokenSet) async throws {
         cached = tokens
         do {
-            try await storeCall { try await store.save(tokens, for: key) }
+            try await storeOperation { try await store.save(tokens, for: key) }
         } catch let error as AuthError {
             unsaved = (tokens, current)
             client.logger.warning(
@@ -325,7 +325,7 @@ package actor TokenLifecycle {
         tokens.subject = current.subject
         tokens.displayName = current.displayName
         tokens.idToken = nil
-        try await storeCall { try await store.save(tokens, for: key) }
+        try await storeOperation { try await store.save(tokens, for: key) }
         await wrote(tokens)
         client.logger.debug("client credentials renewed")
         return tokens
@@ -375,7 +375,7 @@ package actor TokenLifecycle {
     private func resourceTokenUnderLock(_ resource: URL, scopes: [String]?, minimumValidity: TimeInterval)
         async throws -> ResourceToken
     {
-        try await storeCall {
+        try await storeOperation {
             try await lock.withLock(key, timeout: lockTimeout) {
                 try await self.resourceTokenLocked(resource, scopes: scopes, minimumValidity: minimumValidity)
             }
@@ -409,13 +409,13 @@ package actor TokenLifecycle {
                 answer = try await resourceRefresh(refreshToken, resource, scopes: scopes, stored, metadata)
             } catch let error as AuthError where error.isLoginRequired {
                 // Another process may have rotated the refresh token meanwhile: its new one is tried once.
-                guard let reloaded = try await storeCall({ try await store.load(key) }) else {
+                guard let reloaded = try await storeOperation({ try await store.load(key) }) else {
                     throw signedOutElsewhere()
                 }
                 guard let newer = reloaded.refreshToken, newer != refreshToken else {
                     var cleared = reloaded
                     cleared.refreshToken = nil
-                    try await storeCall { try await store.save(cleared, for: key) }
+                    try await storeOperation { try await store.save(cleared, for: key) }
                     await wrote(cleared)
                     client.logger.info("refresh token refused; sign-in required")
                     throw error
@@ -568,19 +568,18 @@ package actor TokenLifecycle {
         throw client.error(for: AuthFailure(operation: .apiRequest, response: response, body: body))
     }
 
-    // MARK: - Store errors
+}
 
-    /// Runs a store operation; a failure that is not an ``AuthError`` becomes
-    /// ``AuthError/Code/tokenStoreFailed``.
-    private func storeCall<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as AuthError {
-            throw error
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw AuthError(.tokenStoreFailed, "the token store failed (\(type(of: error)))", underlying: error)
-        }
+/// Runs a store operation, on the caller's actor; a failure that is not an ``AuthError`` becomes
+/// ``AuthError/Code/tokenStoreFailed``.
+nonisolated(nonsending) func storeOperation<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as AuthError {
+        throw error
+    } catch let error as CancellationError {
+        throw error
+    } catch {
+        throw AuthError(.tokenStoreFailed, "the token store failed (\(type(of: error)))", underlying: error)
     }
 }
