@@ -65,6 +65,29 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for a browser sign-in to finish.")
     var timeout: Int = 300
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Ask the server to prompt: login (sign in again), consent, select_account or none.", valueName: "prompt"))
+    var prompt: String?
+
+    @Option(name: .customLong("login-hint"), help: ArgumentHelp("The account to sign in.", valueName: "account"))
+    var loginHint: String?
+
+    @Option(
+        name: .customLong("max-age"),
+        help: ArgumentHelp(
+            "Sign in again unless the person authenticated within this many seconds; the ID token must show it.",
+            valueName: "seconds"))
+    var maxAge: Int?
+
+    @Option(
+        name: .customLong("acr-values"),
+        help: ArgumentHelp(
+            "The authentication context classes to ask for (a stronger sign-in: MFA), space-separated, most"
+                + " preferred first; the ID token's acr must be one of them.", valueName: "values"))
+    var acrValues: String?
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
@@ -75,6 +98,15 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if deviceEndpoint != nil, !device {
             throw ValidationError("--device-endpoint goes with --device")
+        }
+        if let maxAge, maxAge < 0 { throw ValidationError("--max-age is a number of seconds, 0 or more") }
+        if let prompt, !["login", "consent", "select_account", "none"].contains(prompt) {
+            throw ValidationError("--prompt is one of login, consent, select_account and none")
+        }
+        if prompt != nil || loginHint != nil || maxAge != nil || acrValues != nil,
+            device || clientCredentials
+        {
+            throw ValidationError("--prompt, --login-hint, --max-age and --acr-values go with a browser sign-in")
         }
     }
 
@@ -94,6 +126,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             }
             let scopes = try await scopes(prepared, workload: workload)
             let presenter = device || workload ? nil : try presenter()
+            let loginOptions = loginOptions
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
             let showsProgress = !paste && !noBrowser && !workload
@@ -102,7 +135,8 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     if workload {
                         try await accounts.loginAsWorkload(scopes: scopes, name: name)
                     } else if let presenter {
-                        try await accounts.login(presenter: presenter, scopes: scopes, name: name)
+                        try await accounts.login(
+                            presenter: presenter, scopes: scopes, name: name, options: loginOptions)
                     } else {
                         try await accounts.loginWithDevice(scopes: scopes, name: name)
                     }
@@ -120,6 +154,13 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             }
             if let notice = CommandStorage.notice(for: prepared.storage) { CommandSupport.notice(notice) }
         }
+    }
+
+    /// `--prompt`, `--login-hint`, `--max-age` and `--acr-values`.
+    private var loginOptions: LoginOptions {
+        LoginOptions(
+            prompt: prompt, loginHint: loginHint, maxAge: maxAge,
+            acrValues: (acrValues ?? "").split(whereSeparator: \.isWhitespace).map(String.init))
     }
 
     /// With `--add-scope`: the configured scopes, those the account holds, and the added ones, in

@@ -46,7 +46,7 @@ public struct Accounts: Sendable {
         public var scopes: [String]
     }
 
-    /// A sign-in that ``login(presenter:scopes:name:)`` kept.
+    /// A sign-in that ``login(presenter:scopes:name:options:)`` kept.
     public struct SignIn: Sendable {
         /// The account the tokens were stored under.
         public var account: String
@@ -158,16 +158,17 @@ public struct Accounts: Sendable {
     /// one; later ones leave the active one as it is.
     ///
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
-    public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil, name: String? = nil)
-        async throws -> SignIn
-    {
+    public func login(
+        presenter: any UserAgentPresenter, scopes: [String]? = nil, name: String? = nil,
+        options: LoginOptions = LoginOptions()
+    ) async throws -> SignIn {
         if let name { try Self.validate(name: name) }
-        let tokens = try await authenticator.signIn(presenter: presenter, scopes: scopes)
+        let tokens = try await authenticator.signIn(presenter: presenter, scopes: scopes, options: options)
         return try await keep(tokens, name: name)
     }
 
     /// Signs in with the device authorization grant (see ``Authenticator/loginWithDevice(display:scopes:)``)
-    /// and keeps the tokens as ``login(presenter:scopes:name:)`` does.
+    /// and keeps the tokens as ``login(presenter:scopes:name:options:)`` does.
     public func loginWithDevice(
         display: any DeviceCodeDisplay = TerminalDeviceCodeDisplay(),
         scopes: [String]? = nil,
@@ -179,7 +180,7 @@ public struct Accounts: Sendable {
     }
 
     /// Gets tokens for the client itself (see ``Authenticator/loginWithClientCredentials(scopes:)``)
-    /// and keeps them as ``login(presenter:scopes:name:)`` does: under `name`, by default the client id.
+    /// and keeps them as ``login(presenter:scopes:name:options:)`` does: under `name`, by default the client id.
     public func loginWithClientCredentials(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
         if let name { try Self.validate(name: name) }
         let tokens = try await authenticator.signInWithClientCredentials(scopes: scopes)
@@ -187,7 +188,7 @@ public struct Accounts: Sendable {
     }
 
     /// Gets tokens with the configuration's workload grant (see
-    /// ``Authenticator/loginAsWorkload(scopes:)``) and keeps them as ``login(presenter:scopes:name:)``
+    /// ``Authenticator/loginAsWorkload(scopes:)``) and keeps them as ``login(presenter:scopes:name:options:)``
     /// does: under `name`, by default the client id.
     public func loginAsWorkload(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
         if let name { try Self.validate(name: name) }

@@ -107,16 +107,23 @@ public final class Authenticator: Sendable {
     /// - Parameters:
     ///   - presenter: How the person gets to the authorization page (``LoopbackPresenter``, …).
     ///   - scopes: The scopes to ask for; default: the configuration's.
+    ///   - options: How the person should authenticate (``LoginOptions``: `prompt`, `max_age`,
+    ///     `acr_values`, …); the ID token is checked against them.
     /// - Returns: The new tokens.
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
     @discardableResult
-    public func login(presenter: any UserAgentPresenter, scopes: [String]? = nil) async throws -> TokenSet {
-        try await keep(try await signIn(presenter: presenter, scopes: scopes), "signed in")
+    public func login(
+        presenter: any UserAgentPresenter, scopes: [String]? = nil, options: LoginOptions = LoginOptions()
+    ) async throws -> TokenSet {
+        try await keep(try await signIn(presenter: presenter, scopes: scopes, options: options), "signed in")
     }
 
     /// The tokens of a sign-in through `presenter`, not stored yet.
-    func signIn(presenter: any UserAgentPresenter, scopes: [String]?) async throws -> TokenSet {
-        try await CodeFlow(client: client).signIn(presenter: presenter, scopes: scopes ?? provider.configuration.scopes)
+    func signIn(presenter: any UserAgentPresenter, scopes: [String]?, options: LoginOptions = LoginOptions())
+        async throws -> TokenSet
+    {
+        try await CodeFlow(client: client).signIn(
+            presenter: presenter, scopes: scopes ?? provider.configuration.scopes, options: options)
     }
 
     /// The tokens of a device sign-in, not stored yet.

@@ -22,7 +22,9 @@ package struct CodeFlow: Sendable {
     ///   - presenter: How the person gets to the authorization page.
     ///   - scopes: The scopes to ask for.
     /// - Returns: The new tokens.
-    package func signIn(presenter: any UserAgentPresenter, scopes: [String]) async throws -> TokenSet {
+    package func signIn(presenter: any UserAgentPresenter, scopes: [String], options: LoginOptions = LoginOptions())
+        async throws -> TokenSet
+    {
         let provider = client.provider
         try client.requireClientID()
         let metadata = try await client.metadata()
@@ -40,9 +42,12 @@ package struct CodeFlow: Sendable {
                 "the provider does not announce PKCE; S256 is sent, but whether it is enforced is unknown")
         }
         let session = try await presenter.beginSession()
-        let extraParameters = provider.authorizationParameters(
-            for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
-        )
+        // The caller's options win over the provider's parameters of the same names.
+        let asked = options.parameters
+        let extraParameters =
+            provider.authorizationParameters(
+                for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
+            ).filter { field in !asked.contains { $0.name == field.name } } + asked
         let request = AuthorizationRequest(
             metadata: metadata,
             clientID: provider.configuration.clientID,
@@ -83,7 +88,8 @@ package struct CodeFlow: Sendable {
             metadata: metadata,
             client: client,
             nonce: request.nonce,
-            maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) }
+            maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) },
+            acrValues: options.acrValues
         )
     }
 }

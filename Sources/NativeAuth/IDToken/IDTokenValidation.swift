@@ -76,6 +76,8 @@ struct IDTokenExpectations: Sendable {
     var accessToken: String?
     /// The `max_age` sent with the authorization request, in seconds, if any.
     var maxAge: Int?
+    /// The `acr_values` sent with the authorization request: `acr` must be one of them.
+    var acrValues: [String] = []
     /// At refresh: the `sub` of the ID token being replaced, which the new one must repeat.
     var previousSubject: String?
     /// Whether the client has a secret (HS* tokens are refused for public clients).

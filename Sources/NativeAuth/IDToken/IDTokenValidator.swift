@@ -28,6 +28,7 @@ struct IDTokenValidator {
     ///   - client: Fetches the signing keys; its provider says how to validate.
     ///   - nonce: The `nonce` of the authorization request; `nil` at refresh and for the device flow.
     ///   - maxAge: The `max_age` of the authorization request, if any.
+    ///   - acrValues: The `acr_values` of the authorization request; `acr` must be one of them.
     ///   - previousSubject: At refresh, the subject the new ID token must repeat (OIDC Core §12.2).
     /// - Throws: ``AuthError`` (``AuthError/Code/idTokenInvalid``) naming the check that failed.
     static func validated(
@@ -36,12 +37,13 @@ struct IDTokenValidator {
         client: ExchangeClient,
         nonce: String?,
         maxAge: Int? = nil,
+        acrValues: [String] = [],
         previousSubject: String? = nil
     ) async throws(AuthError) -> TokenSet {
         guard let idToken = tokens.idToken else { return tokens }
         let provider = client.provider
         let configuration = provider.configuration
-        let expectations = IDTokenExpectations(
+        var expectations = IDTokenExpectations(
             issuer: metadata.issuer ?? configuration.issuer?.absoluteString ?? provider.tokenIssuer,
             clientID: configuration.clientID,
             nonce: nonce,
@@ -51,6 +53,7 @@ struct IDTokenValidator {
             isPublicClient: (configuration.clientSecret ?? "").isEmpty,
             advertisedAlgorithms: metadata.idTokenSigningAlgValuesSupported
         )
+        expectations.acrValues = acrValues
         let validator = IDTokenValidator(
             options: provider.idTokenValidation,
             jwks: metadata.jwksURI.map(client.signingKeys(at:)),
@@ -294,6 +297,16 @@ struct IDTokenValidator {
             }
             guard ConstantTime.equals(atHash, computed) else {
                 throw invalid("at_hash does not match the access token issued with it")
+            }
+        }
+
+        if !expected.acrValues.isEmpty {
+            // Asked for a way of signing in (step-up): the answer must say it was used.
+            let acr = (try? claims.string("acr")) ?? nil
+            guard let acr, expected.acrValues.contains(acr) else {
+                throw invalid(
+                    "acr is \(acr.map { "\"\(TerminalText.sanitized($0))\"" } ?? "missing"), not one of the acr_values"
+                        + " asked for (\(expected.acrValues.joined(separator: " ")))")
             }
         }
 

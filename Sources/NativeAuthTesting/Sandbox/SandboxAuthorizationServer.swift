@@ -250,6 +250,10 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The bearer token `/register` wants (RFC 7591's initial access token); `nil`, the
         /// default, registers anyone who asks.
         public var registrationAccessToken: String?
+        /// The authentication context classes (`acr`) the sandbox can meet, announced as
+        /// `acr_values_supported`: a sign-in asking for one of them (`acr_values`) gets an ID token
+        /// whose `acr` is the first it asked for. None by default.
+        public var acrValuesSupported: [String] = []
         /// How long the secret of a confidential client registered at `/register` is good for
         /// (`client_secret_expires_at`); `nil`, the default, for ever. A client whose secret
         /// expired is unknown from then on.
@@ -425,6 +429,9 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Returns: The count since the start or the last ``resetCounts()``.
     /// The subjects of the federated tokens the sandbox accepted (token exchange, JWT bearer), in order.
     public var federatedSubjects: [String] { core.state.withLockedValue { $0.federatedSubjects } }
+
+    /// The query parameters of the last authorization request (`prompt`, `login_hint`, …).
+    public var lastAuthorizationQuery: [FormField] { core.state.withLockedValue { $0.lastAuthorizationQuery } }
 
     /// The `aud` of every client assertion (`private_key_jwt`, `client_secret_jwt`) accepted, in order.
     public var clientAssertionAudiences: [String] {

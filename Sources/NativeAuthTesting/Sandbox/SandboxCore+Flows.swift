@@ -24,6 +24,7 @@ extension SandboxCore {
 
     func authorize(_ request: TestRequest) -> TestResponse {
         let query = request.query
+        state.withLockedValue { $0.lastAuthorizationQuery = query }
         let issuer = request.serverURL.absoluteString
         // Without a known client and a registered redirect URI, nothing may be redirected (RFC 6749 §4.1.2.1).
         guard let client = client(query.first(named: "client_id")) else {
@@ -56,6 +57,7 @@ extension SandboxCore {
                 issuer: issuer)
         }
         pending.resources = query.filter { $0.name == "resource" }.map(\.value)
+        pending.acrValues = (query.first(named: "acr_values") ?? "").split(separator: " ").map(String.init)
         if let unknown = pending.resources.first(where: { !knownResources.contains($0) }) {
             return redirect(
                 pending,
@@ -64,7 +66,11 @@ extension SandboxCore {
         }
         if pending.scopes.isEmpty { pending.scopes = ["openid"] }
         if state.withLockedValue({ $0.autoApprove }) {
-            return approve(pending, user: autoApprovedUser, issuer: issuer)
+            // A login_hint naming a user signs that user in.
+            let hinted = query.first(named: "login_hint").flatMap { hint in
+                configuration.users.first { $0.username == hint }
+            }
+            return approve(pending, user: hinted ?? autoApprovedUser, issuer: issuer)
         }
         let transaction = SecureRandom.token()
         state.withLockedValue { $0.pending[transaction] = pending }
@@ -77,7 +83,8 @@ extension SandboxCore {
         let now = now
         let authorization = Authorization(
             clientID: pending.clientID, subject: user.subject, scopes: pending.scopes, authTime: now,
-            nonce: pending.nonce, family: SecureRandom.token(bytes: 12), resources: pending.resources
+            nonce: pending.nonce, family: SecureRandom.token(bytes: 12), resources: pending.resources,
+            acr: pending.acrValues.first(where: configuration.acrValuesSupported.contains)
         )
         let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
         state.withLockedValue {
@@ -261,6 +268,7 @@ extension SandboxCore {
             claims["iat"] = .integer(issued)
             claims["exp"] = .integer(issued + Int64(configuration.idTokenLifetime.timeInterval.rounded()))
             claims["auth_time"] = .integer(Int64(authorization.authTime.timeIntervalSince1970))
+            if let acr = authorization.acr { claims["acr"] = .string(acr) }
             if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
             let digest = SHA256.hash(data: Data(access.utf8))
             claims["at_hash"] = .string(Base64URL.encode(Array(digest).prefix(16)))

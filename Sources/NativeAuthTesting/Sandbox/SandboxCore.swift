@@ -24,6 +24,8 @@ final class SandboxCore: Sendable {
         /// The protected resources the grant covers (RFC 8707 `resource` on the authorization
         /// request); empty: any the sandbox serves.
         var resources: [String] = []
+        /// The `acr` the sign-in met: the first asked `acr_values` the sandbox supports.
+        var acr: String?
     }
 
     /// An authorization request waiting on the approval page.
@@ -35,6 +37,7 @@ final class SandboxCore: Sendable {
         var nonce: String?
         var codeChallenge: String
         var resources: [String] = []
+        var acrValues: [String] = []
     }
 
     struct IssuedCode: Sendable {
@@ -99,6 +102,8 @@ final class SandboxCore: Sendable {
         var federatedSubjects: [String] = []
         /// The `resource` values of each token response, in order (RFC 8707).
         var issuedAudiences: [[String]] = []
+        /// The query of the last authorization request.
+        var lastAuthorizationQuery: [FormField] = []
         /// The clients registered at `/register`, by id.
         var registeredClients: [String: RegisteredClient] = [:]
     }
@@ -274,6 +279,9 @@ final class SandboxCore: Sendable {
         ]
         for member in mutualTLS { document[member.key] = member.value }
         if configuration.acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
+        if !configuration.acrValuesSupported.isEmpty {
+            document["acr_values_supported"] = .array(configuration.acrValuesSupported.map(JSONValue.string))
+        }
         return document
     }
 

@@ -1,0 +1,50 @@
+import Foundation
+import LenientJSON
+import NativeAuth
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+/// `login --prompt/--login-hint/--max-age/--acr-values` in the sample CLI, against the sandbox on
+/// a socket.
+@Suite(.testLogging) struct LoginOptionsCLITests {
+    let cli = cliPath("oidc-login")
+
+    @Test func theSignInOptionsReachTheServerAndTheIDTokenMeetsThem() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.acrValuesSupported = ["urn:sandbox:mfa"]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
+            "--scope", "openid profile", "--store", directory.path + "/store",
+        ]
+        let browser = ["BROWSER": redirectFollowingBrowser]
+        let login = try await run(
+            cli,
+            [
+                "login", "--prompt", "login", "--login-hint", "bob", "--max-age", "600", "--acr-values",
+                "urn:sandbox:mfa",
+            ]
+                + connection, environment: browser)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout.contains("Signed in as bob"), "\(login.stdout)")
+        let query = sandbox.lastAuthorizationQuery
+        #expect(query.first(named: "prompt") == "login" && query.first(named: "max_age") == "600")
+
+        let weaker = try await run(
+            cli, ["login", "--acr-values", "urn:sandbox:hardware-key", "--account", "other"] + connection,
+            environment: browser)
+        #expect(weaker.status != 0)
+        #expect(weaker.stderr.contains("not one of the acr_values"), "\(weaker.stderr)")
+
+        for (arguments, message) in [
+            (["--max-age=-1"], "--max-age is a number of seconds"), (["--prompt", "now"], "--prompt is one of"),
+            (["--device", "--login-hint", "bob"], "go with a browser sign-in"),
+        ] {
+            let refused = try await run(cli, ["login"] + arguments + connection)
+            #expect(refused.status != 0 && refused.stderr.contains(message), "\(arguments): \(refused.stderr)")
+        }
+        await sandbox.stop()
+    }
+}
