@@ -39,6 +39,8 @@ public final class Authenticator: Sendable {
     public let lockTimeout: Duration
 
     let client: ExchangeClient
+    /// One step-up sign-in for every caller that meets the challenge at once.
+    let stepUps = SingleFlight<TokenSet>()
     /// The tokens over time; NativeAuthTesting's expiry hooks reach the stored set through it.
     package let lifecycle: TokenLifecycle
 
@@ -410,6 +412,37 @@ public final class Authenticator: Sendable {
     ///   ``AuthError/Code/loginRequired`` when no token can be had, transport errors as they are.
     public func send(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
         try await lifecycle.send(request, body: body)
+    }
+
+    /// Sends `request` as ``send(_:body:)`` does; when the API asks for a stronger or more recent
+    /// sign-in (RFC 9470 `insufficient_user_authentication` with `acr_values` or `max_age`, or a
+    /// claims challenge such as Microsoft Entra's Conditional Access sends), signs the person in
+    /// again through `presenter` with what it asks (``AuthError/stepUp``) and the scopes the sign-in
+    /// holds, stores the new tokens, and retries the request once.
+    ///
+    /// Concurrent callers that meet the challenge at once share one sign-in. The new ID token must
+    /// meet what was asked (its `acr`, its `auth_time`), or nothing is stored.
+    ///
+    /// - Throws: ``AuthError``: as ``send(_:body:)``; ``AuthError/Code/stepUpRequired`` when the
+    ///   API asks again after the stronger sign-in; the sign-in's errors.
+    public func send(_ request: HTTPRequest, body: Data? = nil, stepUpWith presenter: any UserAgentPresenter)
+        async throws -> (HTTPResponse, Data)
+    {
+        let sentWith = try await currentTokens()?.accessToken
+        do {
+            return try await send(request, body: body)
+        } catch let error as AuthError where error.code == .stepUpRequired {
+            guard let options = error.stepUp else { throw error }
+            _ = try await stepUps.value {
+                // Signed in again since this request was sent (another caller's step-up): retry with that.
+                if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
+                self.client.logger.info("the API asks for a stronger sign-in; signing in again")
+                let scopes = try await self.currentTokens()?.scopes ?? []
+                return try await self.login(
+                    presenter: presenter, scopes: scopes.isEmpty ? nil : scopes, options: options)
+            }
+            return try await send(request, body: body)
+        }
     }
 
     /// The userinfo claims of the signed-in account (OIDC Core §5.3), through ``send(_:body:)``.

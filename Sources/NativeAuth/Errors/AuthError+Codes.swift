@@ -47,6 +47,10 @@ extension AuthError.Code {
     /// The authorization server refused to register the client (RFC 7591 §3.2.2:
     /// `invalid_redirect_uri`, `invalid_client_metadata`, …), or has no registration endpoint.
     public static let registrationFailed = Self(rawValue: "registration_failed")
+    /// A resource server asks for a stronger or more recent sign-in (RFC 9470
+    /// `insufficient_user_authentication`, or a claims challenge): ``AuthError/stepUp`` says what
+    /// to sign in with.
+    public static let stepUpRequired = Self(rawValue: "step_up_required")
     /// A request to a resource server failed for a reason not covered by another code.
     public static let requestFailed = Self(rawValue: "request_failed")
     /// An operation that does not wait for the person was cancelled by the program: a request, a

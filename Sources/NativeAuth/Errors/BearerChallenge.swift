@@ -1,3 +1,6 @@
+internal import Foundation
+internal import LenientJSON
+
 /// A `Bearer` challenge from a `WWW-Authenticate` header (RFC 6750 §3), parsed leniently.
 ///
 /// ```
@@ -13,6 +16,31 @@
     public var errorDescription: String? { parameters["error_description"] }
     /// The `scope` parameter: the scopes the resource needs.
     public var scope: String? { parameters["scope"] }
+
+    /// The stronger or more recent sign-in the challenge asks for, when it asks for one: RFC 9470's
+    /// `insufficient_user_authentication` (with `acr_values` and `max_age`), or a claims challenge
+    /// (`insufficient_claims` with `claims`, base64-encoded JSON, as Microsoft Entra sends for
+    /// Conditional Access). `nil` for any other challenge, or one whose parameters cannot be read.
+    public var stepUp: LoginOptions? {
+        switch error {
+        case "insufficient_user_authentication":
+            var options = LoginOptions()
+            options.acrValues = (parameters["acr_values"] ?? "").split(separator: " ").map(String.init)
+            if let text = parameters["max_age"] {
+                guard let seconds = Int(text), seconds >= 0 else { return nil }
+                options.maxAge = seconds
+            }
+            guard !options.acrValues.isEmpty || options.maxAge != nil else { return nil }
+            return options
+        case "insufficient_claims":
+            guard let encoded = parameters["claims"], let data = Base64URL.decode(encoded),
+                let claims = try? JSONValue.parse(data).objectValue
+            else { return nil }
+            return LoginOptions(claims: claims)
+        default:
+            return nil
+        }
+    }
 
     /// Parses the first `Bearer` challenge in a `WWW-Authenticate` value; `nil` when there is none.
     public init?(headerValue: String) {

@@ -470,6 +470,8 @@ package actor TokenLifecycle {
         let (response, data) = try await client.sendAuthorized(
             request, body: body, accessToken: token, boundTo: binding(of: token))
         guard response.status.code == 401 else { return try checkScope(response, data) }
+        // A refresh cannot make a sign-in stronger: the caller must sign in again.
+        if let stepUp = AuthError.stepUp(from: response) { throw stepUp }
         if let resource = try await followedResource(request, response) {
             return try await send(request, body: body, for: resource, scopes: nil)
         }
@@ -497,6 +499,7 @@ package actor TokenLifecycle {
         let (response, data) = try await client.sendAuthorized(
             request, body: body, accessToken: token.accessToken, boundTo: token.certificateThumbprint)
         guard response.status.code == 401 else { return try checkScope(response, data) }
+        if let stepUp = AuthError.stepUp(from: response) { throw stepUp }
         _ = try await discard(accessToken: token.accessToken)
         let fresh = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
         let (retried, retriedData) = try await client.sendAuthorized(

@@ -254,6 +254,17 @@ public final class SandboxAuthorizationServer: Sendable {
         /// `acr_values_supported`: a sign-in asking for one of them (`acr_values`) gets an ID token
         /// whose `acr` is the first it asked for. None by default.
         public var acrValuesSupported: [String] = []
+        /// The `acr` the protected resource (``Endpoint/resource``) wants: a token from a sign-in
+        /// without it is answered 401 with RFC 9470's `insufficient_user_authentication` and
+        /// `acr_values`. `nil` by default.
+        public var resourceACR: String?
+        /// How recent a sign-in the protected resource wants: a token from an older one is answered
+        /// 401 with `insufficient_user_authentication` and `max_age`. `nil` by default.
+        public var resourceMaxAge: Duration?
+        /// A claims request the protected resource wants the sign-in to have made: a token from a
+        /// sign-in without a `claims` parameter is answered 401 with `insufficient_claims` and the
+        /// request, base64-encoded, as Microsoft Entra's Conditional Access does. `nil` by default.
+        public var resourceClaimsChallenge: JSONObject?
         /// How long the secret of a confidential client registered at `/register` is good for
         /// (`client_secret_expires_at`); `nil`, the default, for ever. A client whose secret
         /// expired is unknown from then on.

@@ -58,6 +58,7 @@ extension SandboxCore {
         }
         pending.resources = query.filter { $0.name == "resource" }.map(\.value)
         pending.acrValues = (query.first(named: "acr_values") ?? "").split(separator: " ").map(String.init)
+        pending.claims = query.first(named: "claims")
         if let unknown = pending.resources.first(where: { !knownResources.contains($0) }) {
             return redirect(
                 pending,
@@ -84,7 +85,7 @@ extension SandboxCore {
         let authorization = Authorization(
             clientID: pending.clientID, subject: user.subject, scopes: pending.scopes, authTime: now,
             nonce: pending.nonce, family: SecureRandom.token(bytes: 12), resources: pending.resources,
-            acr: pending.acrValues.first(where: configuration.acrValuesSupported.contains)
+            acr: pending.acrValues.first(where: configuration.acrValuesSupported.contains), claims: pending.claims
         )
         let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
         state.withLockedValue {

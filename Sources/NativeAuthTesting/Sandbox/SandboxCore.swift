@@ -26,6 +26,8 @@ final class SandboxCore: Sendable {
         var resources: [String] = []
         /// The `acr` the sign-in met: the first asked `acr_values` the sandbox supports.
         var acr: String?
+        /// The `claims` request of the sign-in (OIDC Core §5.5), as sent.
+        var claims: String?
     }
 
     /// An authorization request waiting on the approval page.
@@ -38,6 +40,7 @@ final class SandboxCore: Sendable {
         var codeChallenge: String
         var resources: [String] = []
         var acrValues: [String] = []
+        var claims: String?
     }
 
     struct IssuedCode: Sendable {
@@ -362,6 +365,34 @@ final class SandboxCore: Sendable {
         }
     }
 
+    /// RFC 9470's challenge (or a claims challenge, as Microsoft Entra's) when the sign-in behind
+    /// a token is weaker or older than ``SandboxAuthorizationServer/Configuration/resourceACR``,
+    /// ``SandboxAuthorizationServer/Configuration/resourceMaxAge`` or
+    /// ``SandboxAuthorizationServer/Configuration/resourceClaimsChallenge`` ask.
+    func stepUpChallenge(_ authorization: Authorization) -> TestResponse? {
+        var parameters: [String] = []
+        var error = "insufficient_user_authentication"
+        if let required = configuration.resourceACR, authorization.acr != required {
+            parameters.append("acr_values=\"\(required)\"")
+        }
+        if let maxAge = configuration.resourceMaxAge,
+            now.timeIntervalSince(authorization.authTime) > maxAge.timeInterval
+        {
+            parameters.append("max_age=\"\(Int(maxAge.timeInterval))\"")
+        }
+        if parameters.isEmpty, let claims = configuration.resourceClaimsChallenge, authorization.claims == nil,
+            let text = try? JSONValue.object(claims).encodedString()
+        {
+            error = "insufficient_claims"
+            parameters.append("claims=\"\(Data(text.utf8).base64EncodedString())\"")
+        }
+        guard !parameters.isEmpty else { return nil }
+        let header =
+            #"Bearer realm="sandbox", error=""# + error + #"", error_description="a stronger sign-in is needed", "#
+            + parameters.joined(separator: ", ")
+        return json(["error": .string(error)], status: 401, headers: [("WWW-Authenticate", header)])
+    }
+
     func invalidToken(_ description: String) -> TestResponse {
         json(
             ["error": "invalid_token", "error_description": .string(description)], status: 401,
@@ -393,6 +424,7 @@ final class SandboxCore: Sendable {
 
     func resource(_ request: TestRequest) -> TestResponse {
         guard let (_, record) = bearer(request) else { return invalidToken("the access token is not valid") }
+        if let challenge = stepUpChallenge(record.authorization) { return challenge }
         let name = configuration.users.first { $0.subject == record.authorization.subject }?.username ?? "someone"
         return json([
             "message": .string("Hello, \(name), from the sandbox's protected resource."),

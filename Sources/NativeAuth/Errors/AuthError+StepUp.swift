@@ -1,0 +1,35 @@
+internal import HTTPTypes
+
+/// What a ``AuthError/Code/stepUpRequired`` error carries: the sign-in the API asked for.
+struct StepUpChallenge: Error, Sendable {
+    let options: LoginOptions
+}
+
+extension AuthError {
+    /// The stronger or more recent sign-in an API asked for, on a ``Code/stepUpRequired`` error:
+    /// sign in again with these options (``Authenticator/login(presenter:scopes:options:)``), or let
+    /// ``Authenticator/send(_:body:stepUpWith:)`` do it. `nil` on any other error.
+    public var stepUp: LoginOptions? { (underlying as? StepUpChallenge)?.options }
+
+    /// The error for a response whose challenge asks for a stronger sign-in; `nil` for any other.
+    static func stepUp(from response: HTTPResponse) -> AuthError? {
+        guard let header = response.headerFields[.wwwAuthenticate],
+            let challenge = BearerChallenge(headerValue: header), let options = challenge.stepUp
+        else { return nil }
+        var asked: [String] = []
+        if !options.acrValues.isEmpty {
+            asked.append("acr_values " + TerminalText.sanitized(options.acrValues.joined(separator: " ")))
+        }
+        if let maxAge = options.maxAge { asked.append("a sign-in within the last \(maxAge) s") }
+        if options.claims != nil { asked.append("the claims it names") }
+        return AuthError(
+            .stepUpRequired,
+            "the API asks for a stronger or more recent sign-in (" + asked.joined(separator: "; ") + ")",
+            hint: "sign in again as it asks (login --acr-values, --max-age), or send with a step-up presenter",
+            operation: .apiRequest,
+            status: Int(response.status.code),
+            oauthError: challenge.error,
+            oauthErrorDescription: challenge.errorDescription,
+            underlying: StepUpChallenge(options: options))
+    }
+}
