@@ -113,11 +113,15 @@ public struct ClientRegistration: Sendable, Equatable {
     ///
     /// - Throws: `JSONFieldError` for a missing `client_id` or a field of the wrong kind.
     init(answer object: JSONObject, endpoint: URL, requested: ClientMetadata) throws(JSONFieldError) {
+        try self.init(fields: object, endpoint: endpoint, requested: requested.fingerprint)
+    }
+
+    /// Reads the fields an answer and the stored form share (RFC 7591 §3.2.1's names).
+    private init(fields object: JSONObject, endpoint: URL, requested: String) throws(JSONFieldError) {
         clientID = try object.requiredString("client_id")
-        guard !clientID.isEmpty else { throw JSONFieldError(key: "client_id", problem: .missing) }
         clientSecret = try object.string("client_secret").flatMap { $0.isEmpty ? nil : $0 }
         clientIDIssuedAt = try object.integer("client_id_issued_at").map { Date(timeIntervalSince1970: Double($0)) }
-        // RFC 7591 §3.2.1: 0 means the secret does not expire.
+        // RFC 7591 §3.2.1: 0 means the secret does not expire (the stored form leaves it out then).
         clientSecretExpiresAt = try object.integer("client_secret_expires_at").flatMap {
             $0 == 0 ? nil : Date(timeIntervalSince1970: Double($0))
         }
@@ -125,7 +129,7 @@ public struct ClientRegistration: Sendable, Equatable {
         registrationAccessToken = try object.string("registration_access_token")
         registrationClientURI = try object.string("registration_client_uri").flatMap(URL.init(string:))
         self.endpoint = endpoint
-        self.requested = requested.fingerprint
+        self.requested = requested
     }
 
     /// The stored form.
@@ -155,17 +159,7 @@ public struct ClientRegistration: Sendable, Equatable {
             throw JSONFieldError(
                 key: "registration_endpoint", problem: .wrongKind(expected: "a URL", found: "something else"))
         }
-        clientID = try object.requiredString("client_id")
-        clientSecret = try object.string("client_secret")
-        clientIDIssuedAt = try object.integer("client_id_issued_at").map { Date(timeIntervalSince1970: Double($0)) }
-        clientSecretExpiresAt = try object.integer("client_secret_expires_at").map {
-            Date(timeIntervalSince1970: Double($0))
-        }
-        tokenEndpointAuthMethod = try object.string("token_endpoint_auth_method")
-        registrationAccessToken = try object.string("registration_access_token")
-        registrationClientURI = try object.string("registration_client_uri").flatMap(URL.init(string:))
-        self.endpoint = endpoint
-        requested = try object.string("requested") ?? ""
+        try self.init(fields: object, endpoint: endpoint, requested: try object.string("requested") ?? "")
     }
 
     /// The token-store key registrations of `clientName` at `issuer` are kept under. Its client id
