@@ -219,7 +219,9 @@ public final class Authenticator: Sendable {
     ) async throws -> TokenSet {
         let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }
         let metadata = try await client.metadata()
-        var tokens = try await client.tokens(for: try await grant(scopes), metadata: metadata, requestedScopes: scopes)
+        var tokens = try await client.tokens(
+            for: try await grant(scopes), metadata: metadata, requestedScopes: scopes,
+            dpop: try client.newDPoPKey(metadata))
         tokens.idToken = nil
         tokens.renewableGrant = kind
         tokens.subject = provider.configuration.clientID
@@ -257,7 +259,7 @@ public final class Authenticator: Sendable {
         request.headerFields[.accept] = "application/json"
         do {
             let (response, body) = try await client.sendAuthorized(
-                request, body: nil, accessToken: tokens.accessToken, boundTo: tokens.certificateThumbprint,
+                request, body: nil, credential: AccessCredential(tokens),
                 operation: .userInfo)
             let info = try client.userInfo(from: response, body: body)
             tokens.subject = info.subject

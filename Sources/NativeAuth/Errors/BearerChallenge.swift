@@ -1,12 +1,16 @@
 internal import Foundation
 internal import LenientJSON
 
-/// A `Bearer` challenge from a `WWW-Authenticate` header (RFC 6750 §3), parsed leniently.
+/// A `Bearer` challenge from a `WWW-Authenticate` header (RFC 6750 §3), or a `DPoP` one (RFC 9449
+/// §7.1, with the same parameters), parsed leniently.
 ///
 /// ```
 /// WWW-Authenticate: Bearer realm="example", error="invalid_token", error_description="expired"
+/// WWW-Authenticate: DPoP error="use_dpop_nonce", algs="ES256"
 /// ```
 @_spi(Provider) public struct BearerChallenge: Sendable, Equatable {
+    /// The scheme, lowercased: `bearer` or `dpop`.
+    public var scheme: String
     /// The challenge's parameters with lowercased names (`realm`, `error`, `scope`, …).
     public var parameters: [String: String]
 
@@ -42,12 +46,18 @@ internal import LenientJSON
         }
     }
 
-    /// Parses the first `Bearer` challenge in a `WWW-Authenticate` value; `nil` when there is none.
-    public init?(headerValue: String) {
+    /// Parses the first challenge of one of `schemes` in a `WWW-Authenticate` value; `nil` when
+    /// there is none.
+    ///
+    /// - Parameters:
+    ///   - headerValue: The header's value.
+    ///   - schemes: The schemes to look for, lowercased; default `bearer` and `dpop`.
+    public init?(headerValue: String, schemes: Set<String> = ["bearer", "dpop"]) {
         var scanner = ChallengeScanner(headerValue)
         while let scheme = scanner.nextScheme() {
             let parameters = scanner.parameters()
-            if scheme.lowercased() == "bearer" {
+            if schemes.contains(scheme.lowercased()) {
+                self.scheme = scheme.lowercased()
                 self.parameters = parameters
                 return
             }

@@ -23,6 +23,8 @@ package final class ExchangeClient: Sendable {
     package let logger: Logger
     private let metadataFlight = SingleFlight<ProviderMetadata>(keepsValue: true)
     private let signingKeys = NIOLockedValueBox<JWKSCache?>(nil)
+    /// The DPoP nonces of the authorization and resource servers this client talks to.
+    package let dpopNonces = DPoPNonces()
 
     package init(provider: any AuthProvider, transport: any HTTPTransport, clock: AuthClock, logger: Logger) {
         self.provider = provider
@@ -115,9 +117,14 @@ package final class ExchangeClient: Sendable {
 
     /// The exchange sequence: prepares `request` with the provider's hook, sends it, and reads the
     /// answer with `read`.
+    ///
+    /// With a DPoP key, the request carries a proof (with the server's last nonce); when the server
+    /// answers `use_dpop_nonce` (with a new nonce) or `invalid_dpop_proof`, it is made and sent
+    /// once more, with a new proof (and a new client assertion).
     private func post<T>(
         _ request: OAuthRequest,
         metadata: ProviderMetadata,
+        dpop: DPoPKey? = nil,
         read: (HTTPResponse, Data) -> Result<T, Refusal>
     ) async -> Result<T, Refusal> {
         do {
@@ -125,6 +132,34 @@ package final class ExchangeClient: Sendable {
         } catch {
             return .failure(Refusal(error: error, object: nil))
         }
+        let sentNonce = dpop == nil ? nil : dpopNonces.nonce(for: request.url)
+        let first = await attempt(request, metadata: metadata, dpop: dpop, read: read)
+        guard let dpop, case .failure(let refusal) = first,
+            ["use_dpop_nonce", "invalid_dpop_proof"].contains(refusal.error.oauthError)
+        else { return first }
+        if refusal.error.oauthError == "use_dpop_nonce", dpopNonces.nonce(for: request.url) == sentNonce {
+            return .failure(
+                Refusal(
+                    error: AuthError(
+                        .responseMalformed, "the server asks for a new DPoP nonce (use_dpop_nonce) and sent none",
+                        hint: "the server's DPoP-Nonce header is missing; report it to its operators",
+                        operation: request.operation, status: refusal.error.status),
+                    object: refusal.object))
+        }
+        logger.debug(
+            "the server refused the DPoP proof; sending a new one",
+            metadata: ["error": "\(refusal.error.oauthError ?? "")"])
+        return await attempt(request, metadata: metadata, dpop: dpop, read: read)
+    }
+
+    /// One request of the exchange sequence: the client assertion, the DPoP proof, the provider's
+    /// hook, the send, and the reading.
+    private func attempt<T>(
+        _ request: OAuthRequest,
+        metadata: ProviderMetadata,
+        dpop: DPoPKey?,
+        read: (HTTPResponse, Data) -> Result<T, Refusal>
+    ) async -> Result<T, Refusal> {
         var request = request
         // A signed assertion cannot be made in the provider's synchronous hook: it is made here,
         // fresh for each request, when the standard method needs one.
@@ -147,6 +182,14 @@ package final class ExchangeClient: Sendable {
                 return .failure(Refusal(error: error, object: nil))
             }
         }
+        if let dpop {
+            do {
+                request.headerFields[.dpop] = try dpop.proof(
+                    method: "POST", url: request.url, nonce: dpopNonces.nonce(for: request.url), now: clock.now())
+            } catch {
+                return .failure(Refusal(error: error, object: nil))
+            }
+        }
         provider.prepare(&request, metadata: metadata)
         let (httpRequest, body) = request.httpRequest()
         // A server that echoes what it was sent must not get it printed: the values this request
@@ -154,10 +197,75 @@ package final class ExchangeClient: Sendable {
         let secrets = request.sentSecrets + [provider.configuration.clientSecret].compactMap { $0 }
         do {
             let (response, data) = try await send(httpRequest, body: body, operation: request.operation)
+            if dpop != nil { try dpopNonces.remember(response, for: request.url, operation: request.operation) }
             return read(response, data).mapError { Refusal(error: $0.error.scrubbing(secrets), object: $0.object) }
         } catch {
             return .failure(Refusal(error: error.scrubbing(secrets), object: nil))
         }
+    }
+
+    // MARK: - DPoP
+
+    /// A new DPoP key for a sign-in, when its tokens are to be bound to one (RFC 9449): as
+    /// ``ProviderConfiguration/dpop`` says, in the first algorithm of the server's
+    /// `dpop_signing_alg_values_supported` that NativeAuth signs with (ES256 when it names none).
+    ///
+    /// - Returns: The key, or `nil` when DPoP is not used with this server.
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) when DPoP is required and
+    ///   the server takes no algorithm NativeAuth signs with.
+    package func newDPoPKey(_ metadata: ProviderMetadata) throws(AuthError) -> DPoPKey? {
+        let policy = provider.configuration.dpop
+        let advertised = metadata.dpopSigningAlgValuesSupported ?? []
+        switch policy {
+        case .disabled:
+            return nil
+        case .automatic:
+            guard type(of: provider).supportsDPoP, !advertised.isEmpty else { return nil }
+            guard let algorithm = DPoPKey.algorithm(among: advertised) else {
+                logger.info(
+                    "the server takes DPoP proofs in no algorithm NativeAuth signs with; its tokens are bearer tokens",
+                    metadata: ["algorithms": "\(advertised.map(TerminalText.sanitized).joined(separator: " "))"])
+                return nil
+            }
+            return try DPoPKey.generate(algorithm)
+        case .required:
+            guard !advertised.isEmpty else { return try DPoPKey.generate(.es256) }
+            guard let algorithm = DPoPKey.algorithm(among: advertised) else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "the server takes DPoP proofs in \(advertised.map(TerminalText.sanitized).joined(separator: ", "))"
+                        + " only; NativeAuth signs them with ES256, EdDSA or RS256",
+                    hint: "set dpop to auto or off for this server", field: ProviderSetting.dpop.key)
+            }
+            return try DPoPKey.generate(algorithm)
+        }
+    }
+
+    /// Checks that a token answer to a request with a DPoP proof is what the configuration asked
+    /// for, and binds it to the key: a `DPoP` token keeps it; a `Bearer` one is refused when DPoP
+    /// is required (nothing is stored) and otherwise kept as a bearer token (the key stays for the
+    /// refresh token, which the server may have bound to it).
+    private func bind(_ tokens: inout TokenSet, to key: DPoPKey?, operation: AuthOperation) throws(AuthError) {
+        guard let key else {
+            guard !tokens.isDPoPBound else {
+                throw AuthError(
+                    .responseMalformed,
+                    "the server issued a DPoP-bound token to a request without a DPoP proof",
+                    hint: "set dpop to auto or required for this server", operation: operation)
+            }
+            return
+        }
+        if tokens.isDPoPBound {
+            tokens.tokenType = "DPoP"
+        } else if provider.configuration.dpop == .required {
+            throw AuthError(
+                operation == .refresh ? .refreshFailed : .tokenExchangeFailed,
+                "the server answered with a \(TerminalText.sanitized(tokens.tokenType)) token, not a DPoP-bound one,"
+                    + " and this configuration requires DPoP; nothing was stored",
+                hint: "check that the client may use DPoP at the server, or set dpop to auto",
+                operation: operation, field: ProviderSetting.dpop.key)
+        }
+        tokens.dpopKey = key
     }
 
     /// Reads an OAuth endpoint's answer: a success status, a body the provider can read as an
@@ -206,13 +314,16 @@ package final class ExchangeClient: Sendable {
     ///   - metadata: The provider's metadata (the token endpoint, client authentication).
     ///   - requestedScopes: The scopes asked for, which the tokens carry when the answer names none.
     ///   - previous: The tokens being refreshed (their refresh token is kept when the answer has none).
+    ///   - dpop: The DPoP key the request's proof is signed with, and the tokens bound to; `nil`
+    ///     sends no proof.
     package func tokens(
         for grant: Grant,
         metadata: ProviderMetadata,
         requestedScopes: [String],
-        previous: TokenSet? = nil
+        previous: TokenSet? = nil,
+        dpop: DPoPKey? = nil
     ) async throws(AuthError) -> TokenSet {
-        try await redeem(grant, metadata: metadata, requestedScopes: requestedScopes, previous: previous)
+        try await redeem(grant, metadata: metadata, requestedScopes: requestedScopes, previous: previous, dpop: dpop)
             .mapError(\.error).get()
     }
 
@@ -222,13 +333,14 @@ package final class ExchangeClient: Sendable {
         _ grant: Grant,
         metadata: ProviderMetadata,
         requestedScopes: [String],
-        previous: TokenSet? = nil
+        previous: TokenSet? = nil,
+        dpop: DPoPKey? = nil
     ) async -> Result<TokenSet, Refusal> {
         // The configuration's resources (RFC 8707), unless the grant names its own.
         let resources = provider.configuration.resources
         let grant = grant.resources.isEmpty && !resources.isEmpty ? grant.forResources(resources) : grant
         let request = OAuthRequest(tokenEndpoint: metadata.tokenEndpoint, grant: grant)
-        return await post(request, metadata: metadata) { response, body in
+        return await post(request, metadata: metadata, dpop: dpop) { response, body in
             let context = TokenResponseDecoder.Context(
                 requestedScopes: requestedScopes, receivedAt: clock.now(), previous: previous)
             return read(response, body, operation: grant.operation, requiredKey: "access_token") { fields in
@@ -237,6 +349,7 @@ package final class ExchangeClient: Sendable {
                 if metadata.tlsClientCertificateBoundAccessTokens {
                     tokens.certificateThumbprint = transport.clientCertificateThumbprint
                 }
+                try bind(&tokens, to: dpop, operation: grant.operation)
                 return tokens
             }
         }
@@ -325,23 +438,60 @@ package final class ExchangeClient: Sendable {
 
     /// Sends an app's request with its access token: the one place the `Authorization` header of
     /// a resource request is made.
+    ///
+    /// A DPoP-bound token goes as `Authorization: DPoP …` with a proof for this request (its method,
+    /// its URL without query and fragment, the token's hash, the server's last nonce). When the
+    /// server answers 401 with a DPoP challenge saying `use_dpop_nonce` (with a new nonce) or
+    /// `invalid_dpop_proof`, the request is sent once more with a new proof.
     package func sendAuthorized(
         _ request: HTTPRequest,
         body: Data?,
-        accessToken: String,
-        boundTo thumbprint: String? = nil,
+        credential: AccessCredential,
         operation: AuthOperation = .apiRequest
     ) async throws(AuthError) -> (HTTPResponse, Data) {
-        if let thumbprint, transport.clientCertificateThumbprint != thumbprint {
+        if let thumbprint = credential.certificateThumbprint, transport.clientCertificateThumbprint != thumbprint {
             throw AuthError(
                 .configurationInvalid,
                 "the access token is bound to a TLS client certificate (RFC 8705) that this transport does not"
                     + " present; it was not sent",
                 hint: "pass the --client-cert and --client-key it was issued with", operation: operation)
         }
-        var authorized = request
-        authorized.headerFields[.authorization] = "Bearer \(accessToken)"
-        return try await send(authorized, body: body, operation: operation)
+        guard credential.isDPoPBound, let url = request.url else {
+            var authorized = request
+            authorized.headerFields[.authorization] = "Bearer \(credential.accessToken)"
+            return try await send(authorized, body: body, operation: operation)
+        }
+        guard let key = credential.dpopKey else {
+            throw AuthError(
+                .loginRequired, "the access token is DPoP-bound, and its key is not with it; it was not sent",
+                hint: "sign in again", operation: operation)
+        }
+        var retried = false
+        while true {
+            var authorized = request
+            authorized.headerFields[.authorization] = "DPoP \(credential.accessToken)"
+            authorized.headerFields[.dpop] = try key.proof(
+                method: request.method.rawValue, url: url, accessToken: credential.accessToken,
+                nonce: dpopNonces.nonce(for: url), now: clock.now())
+            let (response, data) = try await send(authorized, body: body, operation: operation)
+            let nonce = try dpopNonces.remember(response, for: url, operation: operation)
+            guard !retried, response.status.code == 401,
+                let challenge = response.headerFields[.wwwAuthenticate].flatMap({
+                    BearerChallenge(headerValue: $0, schemes: ["dpop"])
+                }),
+                challenge.error == "use_dpop_nonce" || challenge.error == "invalid_dpop_proof"
+            else { return (response, data) }
+            if challenge.error == "use_dpop_nonce", nonce == nil {
+                throw AuthError(
+                    .responseMalformed, "the server asks for a DPoP nonce (use_dpop_nonce) and sent none",
+                    hint: "the server's DPoP-Nonce header is missing; report it to its operators",
+                    operation: operation, status: 401)
+            }
+            logger.debug(
+                "the resource server refused the DPoP proof; sending a new one",
+                metadata: ["error": "\(challenge.error ?? "")"])
+            retried = true
+        }
     }
 
     /// Reads a userinfo answer (OIDC Core §5.3) with the provider's decode hooks.

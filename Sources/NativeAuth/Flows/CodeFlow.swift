@@ -41,9 +41,13 @@ package struct CodeFlow: Sendable {
             client.logger.warning(
                 "the provider does not announce PKCE; S256 is sent, but whether it is enforced is unknown")
         }
+        // A key of this sign-in's own, its thumbprint on the authorization request (RFC 9449 §10):
+        // the code is redeemed only with a proof signed with it.
+        let dpop = try client.newDPoPKey(metadata)
         let session = try await presenter.beginSession()
         // The caller's options win over the provider's parameters of the same names.
-        let asked = options.parameters
+        var asked = options.parameters
+        if let dpop { asked.append(FormField("dpop_jkt", dpop.thumbprint)) }
         let extraParameters =
             provider.authorizationParameters(
                 for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
@@ -69,7 +73,7 @@ package struct CodeFlow: Sendable {
         }
         let grant = Grant.authorizationCode(
             response.code, redirectURI: request.redirectURI, codeVerifier: request.pkce.verifier)
-        let tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes)
+        let tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes, dpop: dpop)
         // A nonce was sent because `openid` was asked for, to an OpenID provider (one that publishes
         // signing keys; GitHub publishes none): an answer without an ID token would sign in someone
         // nothing identifies, and skip the nonce's check.

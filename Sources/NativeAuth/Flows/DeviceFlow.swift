@@ -37,20 +37,22 @@ package struct DeviceFlow: Sendable {
                 field: "device_authorization_endpoint"
             )
         }
+        let dpop = try client.newDPoPKey(metadata)
         let authorization = try await client.deviceAuthorization(at: endpoint, scopes: scopes, metadata: metadata)
         client.logger.debug(
             "device authorization started",
             metadata: ["expires_in": "\(authorization.expiresIn)", "interval": "\(authorization.interval)"]
         )
         await display.show(authorization)
-        let tokens = try await poll(authorization, metadata: metadata, scopes: scopes)
+        let tokens = try await poll(authorization, metadata: metadata, scopes: scopes, dpop: dpop)
         return try await IDTokenValidator.validated(tokens, metadata: metadata, client: client, nonce: nil)
     }
 
     private func poll(
         _ authorization: DeviceAuthorization,
         metadata: ProviderMetadata,
-        scopes: [String]
+        scopes: [String],
+        dpop: DPoPKey?
     ) async throws -> TokenSet {
         let clock = client.clock
         // A server's `expires_in` of days would keep polling (and a terminal waiting) for days.
@@ -76,7 +78,7 @@ package struct DeviceFlow: Sendable {
             polls += 1
             let grant = Grant.deviceCode(authorization.deviceCode)
             let refusal: ExchangeClient.Refusal
-            switch await client.redeem(grant, metadata: metadata, requestedScopes: scopes) {
+            switch await client.redeem(grant, metadata: metadata, requestedScopes: scopes, dpop: dpop) {
             case .success(let tokens):
                 client.logger.debug("device code approved", metadata: ["polls": "\(polls)"])
                 return tokens

@@ -104,10 +104,17 @@ public protocol AuthProvider: Sendable {
     /// RP-Initiated Logout on the metadata's `end_session_endpoint` with `id_token_hint`,
     /// `post_logout_redirect_uri`, `client_id` and `state`, which returns to the app.
     func endSession(_ parameters: EndSessionParameters) -> EndSession?
+
+    /// Whether DPoP (RFC 9449) is used with this provider when its metadata announces it and the
+    /// configuration leaves ``ProviderConfiguration/dpop`` at ``FeaturePolicy/automatic``. Default
+    /// `true`; a module whose server announces DPoP but mishandles it says `false`, and why.
+    static var supportsDPoP: Bool { get }
 }
 
 extension AuthProvider {
     public static var settings: [ProviderSetting] { [] }
+
+    public static var supportsDPoP: Bool { true }
 
     public var tokenIssuer: String { configuration.issuer?.absoluteString ?? Self.id }
 

@@ -63,6 +63,18 @@ public struct ProviderConfiguration: Sendable {
     /// The audience of client assertions: the token endpoint (the default), or the issuer where
     /// the server asks for it. JSON key `client_assertion_audience` (`token_endpoint` or `issuer`).
     public var clientAssertionAudience: ClientAssertionAudience = .tokenEndpoint
+    /// Whether tokens are bound to a key with DPoP (RFC 9449): ``FeaturePolicy/automatic`` (the
+    /// default) when the server announces `dpop_signing_alg_values_supported` and the provider
+    /// module allows it (``AuthProvider/supportsDPoP``); ``FeaturePolicy/required`` always, refusing
+    /// a server that answers with `Bearer` tokens; ``FeaturePolicy/disabled`` never. JSON key `dpop`
+    /// (`auto`, `required` or `off`).
+    public var dpop: FeaturePolicy = .automatic
+    /// Whether the authorization request is pushed to the server first (RFC 9126), and the browser
+    /// gets only its `request_uri`: ``FeaturePolicy/automatic`` (the default) when the metadata has
+    /// a `pushed_authorization_request_endpoint`; ``FeaturePolicy/required`` always (an error
+    /// without that endpoint); ``FeaturePolicy/disabled`` never, unless the server requires it
+    /// (`require_pushed_authorization_requests`). JSON key `pushed_authorization_requests`.
+    public var pushedAuthorizationRequests: FeaturePolicy = .automatic
     /// How a workload gets tokens from a token of its own (token exchange, JWT bearer), for
     /// ``Authenticator/loginAsWorkload(scopes:)`` and the renewals of what it got. JSON keys
     /// `subject_token_file`, `subject_token_command` or `subject_token_github_actions` (one of
@@ -193,6 +205,15 @@ public struct ProviderConfiguration: Sendable {
             }
             assertionAudience = parsed
         }
+        func policy(_ setting: ProviderSetting) throws(AuthError) -> FeaturePolicy {
+            guard let name = try string(setting.key) else { return .automatic }
+            guard let parsed = FeaturePolicy(rawValue: name) else {
+                throw invalid(setting.key, "should be auto, required or off")
+            }
+            return parsed
+        }
+        let dpop = try policy(.dpop)
+        let pushed = try policy(.pushedAuthorizationRequests)
         let workload = try Self.workload(string)
         let resources: [URL]
         do {
@@ -228,6 +249,8 @@ public struct ProviderConfiguration: Sendable {
         self.registersClient = registersClient && clientID == nil
         self.clientAssertionAudience = assertionAudience
         self.clientMetadataDocument = try url("client_id_metadata_document")
+        self.dpop = dpop
+        self.pushedAuthorizationRequests = pushed
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the

@@ -22,6 +22,16 @@ public struct ProviderMetadata: Sendable {
     public var deviceAuthorizationEndpoint: URL?
     /// The dynamic client registration endpoint (RFC 7591, `registration_endpoint`).
     public var registrationEndpoint: URL?
+    /// The pushed authorization request endpoint (RFC 9126, `pushed_authorization_request_endpoint`):
+    /// where the authorization request is sent before the browser gets only its `request_uri`.
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// Whether the server takes authorization requests only by reference from its pushed
+    /// authorization request endpoint (RFC 9126 §5, `require_pushed_authorization_requests`).
+    public var requiresPushedAuthorizationRequests = false
+    /// The algorithms the server takes DPoP proofs in (RFC 9449 §5.1,
+    /// `dpop_signing_alg_values_supported`); `nil` when it does not say, which means it does not
+    /// announce DPoP.
+    public var dpopSigningAlgValuesSupported: [String]?
     /// `scopes_supported`, when stated.
     public var scopesSupported: [String]?
     /// `code_challenge_methods_supported`, when stated.
@@ -137,6 +147,10 @@ public struct ProviderMetadata: Sendable {
             document: document
         )
         registrationEndpoint = try endpoint("registration_endpoint", override: nil)
+        pushedAuthorizationRequestEndpoint = try endpoint("pushed_authorization_request_endpoint", override: nil)
+        requiresPushedAuthorizationRequests =
+            ((try? document.bool("require_pushed_authorization_requests")) ?? nil) ?? false
+        dpopSigningAlgValuesSupported = try list("dpop_signing_alg_values_supported")
         if let methods = codeChallengeMethodsSupported, !methods.contains("S256") {
             throw problem(
                 "code_challenge_methods_supported",

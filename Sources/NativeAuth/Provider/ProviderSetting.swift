@@ -101,10 +101,21 @@ extension ProviderSetting {
         "resource",
         help: "A protected resource (RFC 8707) the tokens are for: an absolute URL; several are space-separated.")
 
+    /// `dpop`: whether tokens are bound to a key with DPoP (RFC 9449).
+    public static let dpop = ProviderSetting(
+        "dpop",
+        help: "Bind the tokens to a key of this sign-in with DPoP (RFC 9449): auto (when the server announces it,"
+            + " the default), required, or off.")
+    /// `pushed_authorization_requests`: whether the authorization request is pushed first (RFC 9126).
+    public static let pushedAuthorizationRequests = ProviderSetting(
+        "pushed_authorization_requests",
+        help: "Push the authorization request to the server first (RFC 9126 PAR), so that the browser gets only a"
+            + " reference: auto (when the server has the endpoint, the default), required, or off.")
+
     /// The keys every provider reads, in the order people set them.
     public static let standard: [ProviderSetting] = [
         .issuer, .clientID, .clientSecret, .scope, .resource, .clientAuthentication, .clientAssertionKey,
-        .clientAssertionKeyID,
+        .clientAssertionKeyID, .dpop, .pushedAuthorizationRequests,
         .subjectTokenFile, .subjectTokenCommand, .subjectTokenGitHubActions, .subjectTokenType, .workloadGrant,
         .tokenExchangeAudience,
     ]

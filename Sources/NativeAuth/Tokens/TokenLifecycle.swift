@@ -133,14 +133,20 @@ package actor TokenLifecycle {
 
     /// An access token valid for at least `minimumValidity` seconds, refreshed when needed.
     package func accessToken(minimumValidity: TimeInterval) async throws -> String {
+        try await validTokens(minimumValidity: minimumValidity).accessToken
+    }
+
+    /// The set, with an access token valid for at least `minimumValidity` seconds (refreshed when
+    /// needed).
+    package func validTokens(minimumValidity: TimeInterval) async throws -> TokenSet {
         let current = try await current()
         switch RefreshDecision.decide(seen: nil, current: current, now: now, minimumValidity: minimumValidity) {
         case .use(let tokens):
-            return tokens.accessToken
+            return tokens
         case .signIn(let error):
             throw error
         case .refresh(let tokens, _), .renew(let tokens):
-            return try await refresh(replacing: tokens, minimumValidity: minimumValidity).accessToken
+            return try await refresh(replacing: tokens, minimumValidity: minimumValidity)
         }
     }
 
@@ -254,7 +260,8 @@ package actor TokenLifecycle {
         try current.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
         try current.checkIssued(for: "jwks_uri", at: metadata.jwksURI, operation: .refresh)
         var tokens = try await client.tokens(
-            for: .refreshToken(refreshToken), metadata: metadata, requestedScopes: current.scopes, previous: current)
+            for: .refreshToken(refreshToken), metadata: metadata, requestedScopes: current.scopes, previous: current,
+            dpop: current.dpopKey)
         tokens.endpoints = TokenSet.endpoints(of: metadata)
         tokens.resourceTokens = current.resourceTokens
         lastRefreshIDTokenError = nil
@@ -318,7 +325,8 @@ package actor TokenLifecycle {
         try current.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
         let grant = try await Self.renewal(
             of: current, scopes: current.scopes, configuration: client.provider.configuration, client: client)
-        var tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: current.scopes)
+        var tokens = try await client.tokens(
+            for: grant, metadata: metadata, requestedScopes: current.scopes, dpop: current.dpopKey)
         tokens.endpoints = TokenSet.endpoints(of: metadata)
         tokens.resourceTokens = current.resourceTokens
         tokens.renewableGrant = current.renewableGrant
@@ -432,7 +440,8 @@ package actor TokenLifecycle {
                 of: stored, scopes: scopes ?? stored.scopes, configuration: client.provider.configuration,
                 client: client)
             answer = try await client.tokens(
-                for: grant.forResources([resource]), metadata: metadata, requestedScopes: scopes ?? stored.scopes)
+                for: grant.forResources([resource]), metadata: metadata, requestedScopes: scopes ?? stored.scopes,
+                dpop: stored.dpopKey)
         }
         let token = ResourceToken(resource: resource, requestedScopes: scopes ?? [], tokens: answer)
         stored.resourceTokens.removeAll { $0.matches(resource, scopes: scopes) }
@@ -451,7 +460,7 @@ package actor TokenLifecycle {
     ) async throws -> TokenSet {
         try await client.tokens(
             for: Grant.refreshToken(refreshToken, scopes: scopes ?? []).forResources([resource]), metadata: metadata,
-            requestedScopes: scopes ?? current.scopes)
+            requestedScopes: scopes ?? current.scopes, dpop: current.dpopKey)
     }
 
     // MARK: - Sending
@@ -466,12 +475,15 @@ package actor TokenLifecycle {
         {
             return try await send(request, body: body, for: resource, scopes: nil)
         }
-        let token = try await accessToken(minimumValidity: 60)
+        let tokens = try await validTokens(minimumValidity: 60)
+        let token = tokens.accessToken
         let (response, data) = try await client.sendAuthorized(
-            request, body: body, accessToken: token, boundTo: binding(of: token))
+            request, body: body, credential: AccessCredential(tokens))
         guard response.status.code == 401 else { return try checkScope(response, data) }
         // A refresh cannot make a sign-in stronger: the caller must sign in again.
         if let stepUp = AuthError.stepUp(from: response) { throw stepUp }
+        // Nor mend a proof the server refused twice (sendAuthorized already sent a new one).
+        if Self.refusesProof(response) { throw refusedToken(response, data) }
         if let resource = try await followedResource(request, response) {
             return try await send(request, body: body, for: resource, scopes: nil)
         }
@@ -483,9 +495,9 @@ package actor TokenLifecycle {
             }
             _ = try await refresh(replacing: current, minimumValidity: nil)
         }
-        let fresh = try await accessToken(minimumValidity: 60)
+        let fresh = try await validTokens(minimumValidity: 60)
         let (retried, retriedData) = try await client.sendAuthorized(
-            request, body: body, accessToken: fresh, boundTo: binding(of: fresh))
+            request, body: body, credential: AccessCredential(fresh))
         if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
         return try checkScope(retried, retriedData)
     }
@@ -497,13 +509,14 @@ package actor TokenLifecycle {
     ) {
         let token = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
         let (response, data) = try await client.sendAuthorized(
-            request, body: body, accessToken: token.accessToken, boundTo: token.certificateThumbprint)
+            request, body: body, credential: AccessCredential(token, key: cached?.dpopKey))
         guard response.status.code == 401 else { return try checkScope(response, data) }
         if let stepUp = AuthError.stepUp(from: response) { throw stepUp }
+        if Self.refusesProof(response) { throw refusedToken(response, data) }
         _ = try await discard(accessToken: token.accessToken)
         let fresh = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
         let (retried, retriedData) = try await client.sendAuthorized(
-            request, body: body, accessToken: fresh.accessToken, boundTo: fresh.certificateThumbprint)
+            request, body: body, credential: AccessCredential(fresh, key: cached?.dpopKey))
         if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
         return try checkScope(retried, retriedData)
     }
@@ -543,9 +556,12 @@ package actor TokenLifecycle {
         return metadata.resource
     }
 
-    /// The certificate `token` is bound to, when it is the set in memory's and bound.
-    private func binding(of token: String) -> String? {
-        cached.flatMap { $0.accessToken == token ? $0.certificateThumbprint : nil }
+    /// Whether a 401 refuses the request's DPoP proof (RFC 9449 §7.1), not its token.
+    static func refusesProof(_ response: HTTPResponse) -> Bool {
+        guard let header = response.headerFields[.wwwAuthenticate],
+            let challenge = BearerChallenge(headerValue: header, schemes: ["dpop"])
+        else { return false }
+        return challenge.error == "invalid_dpop_proof" || challenge.error == "use_dpop_nonce"
     }
 
     /// A 401 as ``AuthError/Code/invalidToken``, in the provider's words when it has some.

@@ -20,6 +20,7 @@ extension TokenSet {
         if let subject { object["subject"] = .string(subject) }
         if let displayName { object["display_name"] = .string(displayName) }
         if let certificateThumbprint { object["cnf_x5t_s256"] = .string(certificateThumbprint) }
+        if let dpopKey { object["dpop_key"] = dpopKey.storageJSON }
         if let renewableGrant { object["grant_type"] = .string(renewableGrant.rawValue) }
         if !resourceTokens.isEmpty { object["resource_tokens"] = .array(resourceTokens.map(\.storageJSON)) }
         if let clientRegistration { object["client_registration"] = .object(clientRegistration.storageJSON) }
@@ -68,6 +69,7 @@ extension TokenSet {
             certificateThumbprint: try object.string("cnf_x5t_s256"),
             renewableGrant: try object.string("grant_type").map(Grant.Kind.init(rawValue:))
         )
+        if let stored = try object.object("dpop_key") { dpopKey = try DPoPKey(storageJSON: stored) }
         if let stored = try object.array("resource_tokens") {
             resourceTokens = try stored.map { value throws(JSONFieldError) in
                 guard case .object(let entry) = value else {

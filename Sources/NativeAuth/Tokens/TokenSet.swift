@@ -5,9 +5,10 @@ public import Foundation
 /// Printing a `TokenSet` (its `description`, `debugDescription`, `dump`) shows what it holds and
 /// until when, never the tokens themselves.
 public struct TokenSet: Sendable, Equatable {
-    /// The access token, sent as `Authorization: Bearer …`.
+    /// The access token, sent as `Authorization: Bearer …`, or `Authorization: DPoP …` with a proof
+    /// when ``tokenType`` is `DPoP`.
     public var accessToken: String
-    /// The token type; `Bearer` when the server did not say.
+    /// The token type; `Bearer` when the server did not say, `DPoP` for tokens bound to ``dpopKey``.
     public var tokenType: String
     /// The refresh token, if the server issued one.
     public var refreshToken: String?
@@ -45,6 +46,11 @@ public struct TokenSet: Sendable, Equatable {
     /// (RFC 8705 §3), or `nil` for a bearer token. A bound token is sent only through a transport
     /// that presents that certificate.
     public var certificateThumbprint: String?
+    /// The key the sign-in's tokens are bound to with DPoP (RFC 9449), made for the sign-in and
+    /// used for every proof after it: token requests (the refresh token of a public client is bound
+    /// to it too) and, when ``tokenType`` is `DPoP`, every request with the access token. `nil`
+    /// when DPoP was not used. A secret: stored as `dpop_key` with the tokens, never printed.
+    public var dpopKey: DPoPKey?
     /// The grant that issued the set when it can be asked for again without a person:
     /// ``Grant/Kind/clientCredentials``. Such a set needs no refresh token: when its access token
     /// expires, NativeAuth asks the token endpoint again, once however many callers wait (as it
@@ -133,6 +139,10 @@ public struct TokenSet: Sendable, Equatable {
         Self.date(milliseconds: milliseconds(date))
     }
 
+    /// Whether the access token is bound to ``dpopKey`` (``tokenType`` `DPoP`, RFC 9449 §5): it is
+    /// sent only with a proof signed with that key.
+    public var isDPoPBound: Bool { tokenType.caseInsensitiveCompare("DPoP") == .orderedSame }
+
     /// Whether the access token is still valid `leeway` from `now`. A token without an expiry is
     /// taken as valid (the resource server will say otherwise with a 401).
     ///
@@ -156,6 +166,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
         if idToken != nil { parts.append("ID token") }
         if let expiresAt { parts.append("expires \(expiresAt.formatted(.iso8601))") }
         if certificateThumbprint != nil { parts.append("bound to a client certificate") }
+        if let dpopKey { parts.append("DPoP key \(dpopKey.algorithm.rawValue)") }
         if let renewableGrant { parts.append("renewed by \(renewableGrant.rawValue)") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
         if !resourceTokens.isEmpty { parts.append("\(resourceTokens.count) resource token(s)") }
@@ -182,6 +193,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "displayName": displayName as Any,
                 "endpoints": endpoints,
                 "certificateThumbprint": certificateThumbprint as Any,
+                "dpopKey": dpopKey.map(\.description) as Any,
                 "renewableGrant": renewableGrant?.rawValue as Any,
                 "resourceTokens": resourceTokens.map(\.description),
                 "clientRegistration": clientRegistration.map(\.description) as Any,

@@ -198,6 +198,8 @@ public final class SandboxAuthorizationServer: Sendable {
         case response(status: Int, contentType: String, body: String)
         /// The real answer, after a delay.
         case delay(Duration)
+        /// The real answer, with these header fields added (a malformed `DPoP-Nonce`, say).
+        case addingHeaders([(String, String)])
     }
 
     /// How the sandbox behaves; fixed at ``start(_:mode:)``, except where a property of the server says otherwise.
@@ -275,6 +277,28 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The Client ID Metadata Documents served at `/client-metadata/NAME`: the redirect URIs of
         /// each, by name. Each names its own URL as `client_id` and is a public client.
         public var clientMetadataDocuments: [String: [String]] = [:]
+        /// The algorithms the sandbox takes DPoP proofs in (RFC 9449), announced as
+        /// `dpop_signing_alg_values_supported`: any of `ES256`, `EdDSA`, `RS256`. Empty, the
+        /// default: no DPoP, and a request with a proof is refused.
+        ///
+        /// With some, every proof is checked as RFC 9449 §4.3 says: one `DPoP` header, `typ`
+        /// `dpop+jwt`, an announced `alg`, a public `jwk` the signature verifies with, `htm` and `htu`
+        /// the request's, `iat` within ``dpopProofLifetime``, a `jti` never seen before, `ath` the
+        /// presented access token's hash, the nonce when ``requiresDPoPNonce``. A token request with
+        /// a valid proof gets `DPoP` tokens bound to its key: the resources take the access token
+        /// only with a proof of that key, the token endpoint the refresh token likewise, and a code
+        /// asked for with `dpop_jkt` is redeemed only with that key.
+        public var dpopSigningAlgorithms: [String] = []
+        /// Whether the token endpoint refuses token requests without a DPoP proof. Off by default.
+        public var requiresDPoP = false
+        /// Whether proofs must carry the sandbox's nonce (RFC 9449 §8, §9): one without it, or with
+        /// an old one, is answered `use_dpop_nonce` with the current one in `DPoP-Nonce`. Off by default.
+        public var requiresDPoPNonce = false
+        /// How far a proof's `iat` may be from the sandbox's clock. Default one minute.
+        public var dpopProofLifetime: Duration = .seconds(60)
+        /// Answer token requests that carry a valid proof with `Bearer` tokens all the same, as a
+        /// server that ignores DPoP does. Off by default.
+        public var answersBearerToDPoP = false
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -385,6 +409,36 @@ public final class SandboxAuthorizationServer: Sendable {
         get { core.state.withLockedValue { $0.autoApprove } }
         set { core.state.withLockedValue { $0.autoApprove = newValue } }
     }
+
+    /// A refusal ``refuseNextDPoPProofs(_:as:)`` makes of an otherwise valid proof.
+    public enum DPoPInjection: Sendable {
+        /// `invalid_dpop_proof`, as if its `jti` had been seen before.
+        case replayed
+        /// `invalid_dpop_proof`, as if its `iat` were too old.
+        case stale
+        /// `use_dpop_nonce`, with the current nonce.
+        case nonce
+    }
+
+    /// Refuses the next `count` DPoP proofs that pass every check, as `injection` says.
+    public func refuseNextDPoPProofs(_ count: Int, as injection: DPoPInjection) {
+        core.state.withLockedValue { $0.dpopInjections += Array(repeating: injection, count: max(0, count)) }
+    }
+
+    /// Makes a new DPoP nonce: proofs with the old one are answered `use_dpop_nonce` (with
+    /// ``Configuration/requiresDPoPNonce``).
+    public func rotateDPoPNonce() {
+        core.state.withLockedValue { $0.dpopNonce = SecureRandom.token(bytes: 16) }
+    }
+
+    /// The DPoP nonce proofs must carry now.
+    public var dpopNonce: String { core.state.withLockedValue { $0.dpopNonce } }
+
+    /// Every DPoP proof the sandbox accepted, in order (compact JWS).
+    public var dpopProofs: [String] { core.state.withLockedValue { $0.dpopProofs } }
+
+    /// Why each DPoP proof the sandbox refused was refused, in order.
+    public var dpopRefusals: [String] { core.state.withLockedValue { $0.dpopRefusals } }
 
     /// The username of the user that automatic approvals (``autoApprove``) sign in as; `nil`, the
     /// default, or a name no user has: the first user. Tests that sign in several accounts set it

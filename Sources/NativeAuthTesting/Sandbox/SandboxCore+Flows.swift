@@ -59,6 +59,7 @@ extension SandboxCore {
         pending.resources = query.filter { $0.name == "resource" }.map(\.value)
         pending.acrValues = (query.first(named: "acr_values") ?? "").split(separator: " ").map(String.init)
         pending.claims = query.first(named: "claims")
+        pending.dpopJKT = query.first(named: "dpop_jkt")
         if let unknown = pending.resources.first(where: { !knownResources.contains($0) }) {
             return redirect(
                 pending,
@@ -122,7 +123,20 @@ extension SandboxCore {
         authenticated(request) { client in
             // A mutual-TLS client's access tokens are bound to its certificate (RFC 8705 §3).
             let binding = client.certificateThumbprint == nil ? nil : request.clientCertificateThumbprint
-            return grant(request.form, client: client, binding: binding)
+            // A valid DPoP proof binds the tokens to its key (RFC 9449 §5); an invalid one is refused
+            // before the grant is looked at, so that a retry with a nonce finds the code unspent.
+            let thumbprint: String?
+            switch dpopProof(request, site: .authorizationServer) {
+            case .success(let value): thumbprint = value
+            case .failure(let refusal): return refusal.response
+            }
+            if thumbprint == nil, configuration.requiresDPoP {
+                return dpopError(
+                    "invalid_dpop_proof", "this server issues DPoP-bound tokens only", site: .authorizationServer)
+            }
+            return Self.$proofThumbprint.withValue(thumbprint) {
+                grant(request.form, client: client, binding: binding)
+            }
         }
     }
 
@@ -166,6 +180,9 @@ extension SandboxCore {
         else {
             return oauthError("invalid_grant", "the code_verifier does not match the code_challenge")
         }
+        if let jkt = issued.request.dpopJKT, jkt != Self.proofThumbprint {
+            return oauthError("invalid_grant", "the DPoP proof's key is not the dpop_jkt of the authorization request")
+        }
         var authorization = issued.authorization
         authorization.certificateThumbprint = binding
         return issueTokens(authorization, includeNonce: true, newRefreshToken: true, form: form)
@@ -181,6 +198,11 @@ extension SandboxCore {
         }
         guard record.authorization.clientID == client.id else {
             return oauthError("invalid_grant", "the refresh token was issued to another client")
+        }
+        // A DPoP-bound refresh token is spent only with a proof of its key (RFC 9449 §5).
+        if let bound = record.authorization.dpopThumbprint, bound != Self.proofThumbprint {
+            return dpopError(
+                "invalid_dpop_proof", "the refresh token is bound to another DPoP key", site: .authorizationServer)
         }
         var narrowed: [String]?
         if let scope = form.first(named: "scope") {
@@ -241,13 +263,20 @@ extension SandboxCore {
         newRefreshToken: Bool,
         extra: JSONObject
     ) -> TestResponse {
-        let authorization = authorization
+        var authorization = authorization
+        var accessAuthorization = accessAuthorization
+        var tokenType = "Bearer"
+        if let thumbprint = Self.proofThumbprint, !configuration.answersBearerToDPoP {
+            authorization.dpopThumbprint = thumbprint
+            accessAuthorization.dpopThumbprint = thumbprint
+            tokenType = "DPoP"
+        }
         let now = now
         let access = SecureRandom.token()
         let lifetime = configuration.accessTokenLifetime.timeInterval
         var answer: JSONObject = [
             "access_token": .string(access),
-            "token_type": "Bearer",
+            "token_type": .string(tokenType),
             "expires_in": .integer(Int64(lifetime.rounded())),
             "scope": .string(accessAuthorization.scopes.joined(separator: " ")),
         ]

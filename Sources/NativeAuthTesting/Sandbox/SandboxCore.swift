@@ -28,6 +28,8 @@ final class SandboxCore: Sendable {
         var acr: String?
         /// The `claims` request of the sign-in (OIDC Core §5.5), as sent.
         var claims: String?
+        /// The thumbprint of the DPoP key its tokens are bound to (RFC 9449 `cnf.jkt`), if any.
+        var dpopThumbprint: String?
     }
 
     /// An authorization request waiting on the approval page.
@@ -41,6 +43,8 @@ final class SandboxCore: Sendable {
         var resources: [String] = []
         var acrValues: [String] = []
         var claims: String?
+        /// `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a proof of that key.
+        var dpopJKT: String?
     }
 
     struct IssuedCode: Sendable {
@@ -109,6 +113,16 @@ final class SandboxCore: Sendable {
         var lastAuthorizationQuery: [FormField] = []
         /// The clients registered at `/register`, by id.
         var registeredClients: [String: RegisteredClient] = [:]
+        /// The DPoP nonce proofs must carry when ``SandboxAuthorizationServer/Configuration/requiresDPoPNonce``.
+        var dpopNonce = SecureRandom.token(bytes: 16)
+        /// The `jti` of every DPoP proof accepted.
+        var usedDPoPIDs: Set<String> = []
+        /// Refusals injected into the next proofs.
+        var dpopInjections: [SandboxAuthorizationServer.DPoPInjection] = []
+        /// Every DPoP proof accepted, in order.
+        var dpopProofs: [String] = []
+        /// Why each refused DPoP proof was refused, in order.
+        var dpopRefusals: [String] = []
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
@@ -172,6 +186,7 @@ final class SandboxCore: Sendable {
             return first
         }
         var delay = Duration.zero
+        var added: [(String, String)] = []
         switch failure {
         case .oauthError(let code, let status):
             return json(["error": .string(code), "error_description": "injected by the sandbox"], status: status)
@@ -179,11 +194,14 @@ final class SandboxCore: Sendable {
             return .text(body, status: status, contentType: contentType)
         case .delay(let duration):
             delay = duration
+        case .addingHeaders(let headers):
+            added = headers
         case nil:
             break
         }
         var response = answer(endpoint, request)
         response.delay = delay
+        response.headers += added
         if response.status >= 400, let code = try? JSONValue.parse(response.body).objectValue?["error"]?.stringValue {
             state.withLockedValue { $0.errorCounts[code, default: 0] += 1 }
         }
@@ -282,6 +300,10 @@ final class SandboxCore: Sendable {
         ]
         for member in mutualTLS { document[member.key] = member.value }
         if configuration.acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
+        if !configuration.dpopSigningAlgorithms.isEmpty {
+            document["dpop_signing_alg_values_supported"] = .array(
+                configuration.dpopSigningAlgorithms.map(JSONValue.string))
+        }
         if !configuration.acrValuesSupported.isEmpty {
             document["acr_values_supported"] = .array(configuration.acrValuesSupported.map(JSONValue.string))
         }
@@ -346,25 +368,6 @@ final class SandboxCore: Sendable {
         return body(client)
     }
 
-    /// The access token of a `Bearer` request, if it is valid now.
-    func bearer(_ request: TestRequest) -> (String, AccessToken)? {
-        guard let header = request.header("Authorization"), header.lowercased().hasPrefix("bearer ") else { return nil }
-        let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        let now = now
-        return state.withLockedValue { state in
-            guard let record = state.accessTokens[token] else { return nil }
-            guard record.expiresAt > now else {
-                state.accessTokens[token] = nil
-                return nil
-            }
-            // A certificate-bound token is worth nothing without its certificate (RFC 8705 §3).
-            if let bound = record.authorization.certificateThumbprint, request.clientCertificateThumbprint != bound {
-                return nil
-            }
-            return (token, record)
-        }
-    }
-
     /// RFC 9470's challenge (or a claims challenge, as Microsoft Entra's) when the sign-in behind
     /// a token is weaker or older than ``SandboxAuthorizationServer/Configuration/resourceACR``,
     /// ``SandboxAuthorizationServer/Configuration/resourceMaxAge`` or
@@ -412,7 +415,11 @@ final class SandboxCore: Sendable {
     }
 
     func userInfo(_ request: TestRequest) -> TestResponse {
-        guard let (_, record) = bearer(request) else { return invalidToken("the access token is not valid") }
+        let record: AccessToken
+        switch presentedToken(request) {
+        case .success(let presented): record = presented.1
+        case .failure(let refusal): return refusal.response
+        }
         guard record.authorization.scopes.contains("openid") else {
             return json(
                 ["error": "insufficient_scope"], status: 403,
@@ -423,7 +430,11 @@ final class SandboxCore: Sendable {
     }
 
     func resource(_ request: TestRequest) -> TestResponse {
-        guard let (_, record) = bearer(request) else { return invalidToken("the access token is not valid") }
+        let record: AccessToken
+        switch presentedToken(request) {
+        case .success(let presented): record = presented.1
+        case .failure(let refusal): return refusal.response
+        }
         if let challenge = stepUpChallenge(record.authorization) { return challenge }
         let name = configuration.users.first { $0.subject == record.authorization.subject }?.username ?? "someone"
         return json([

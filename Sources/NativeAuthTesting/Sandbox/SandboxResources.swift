@@ -71,7 +71,11 @@ extension SandboxCore {
             #"Bearer realm="sandbox", error="invalid_token", resource_metadata=""#
                 + issuer + Endpoint.protectedResourceMetadata.rawValue + "resources/" + name + "\""
         )
-        guard let (_, record) = bearer(request), record.audience.contains(url.absoluteString) else {
+        let presented = presentedToken(request)
+        // A proof's refusal (a nonce to use, a bad proof) is answered as such.
+        if case .failure(let refusal) = presented, request.header("DPoP") != nil { return refusal.response }
+        guard case .success(let (_, record)) = presented, record.audience.contains(url.absoluteString)
+        else {
             return json(
                 ["error": "invalid_token", "error_description": "no valid access token issued for this resource"],
                 status: 401, headers: [pointer])
