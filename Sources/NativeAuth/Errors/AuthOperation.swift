@@ -28,12 +28,14 @@ public struct AuthOperation: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let logout = Self(rawValue: "logout")
     /// Registering the client (RFC 7591 dynamic client registration).
     public static let registration = Self(rawValue: "registration")
+    /// Pushing the authorization request to the server (RFC 9126).
+    public static let pushedAuthorization = Self(rawValue: "pushed_authorization")
 
     /// The code an error in this operation gets when nothing more specific applies.
     public var defaultErrorCode: AuthError.Code {
         switch self {
         case .discovery: .metadataUnavailable
-        case .authorization, .deviceAuthorization: .authorizationFailed
+        case .authorization, .deviceAuthorization, .pushedAuthorization: .authorizationFailed
         case .tokenExchange: .tokenExchangeFailed
         case .refresh: .refreshFailed
         case .revocation, .logout: .logoutFailed

@@ -251,6 +251,7 @@ extension AuthOperation {
         case .apiRequest: "the API request"
         case .logout: "logging out"
         case .registration: "registering the client"
+        case .pushedAuthorization: "pushing the authorization request"
         default: "the \(rawValue) operation"
         }
     }

@@ -392,6 +392,22 @@ package final class ExchangeClient: Sendable {
         }.mapError { $0.error.scrubbing(secrets) }.get()
     }
 
+    /// Pushes an authorization request's parameters to the server (RFC 9126 §2.1), with the
+    /// client's authentication, and reads the `request_uri` the browser is sent with instead.
+    package func push(
+        _ parameters: [FormField], to endpoint: URL, metadata: ProviderMetadata
+    ) async throws(AuthError) -> PushedAuthorizationRequest {
+        // The client authentication adds its own `client_id`.
+        let form = parameters.filter { $0.name != "client_id" }
+        let request = OAuthRequest(url: endpoint, operation: .pushedAuthorization, form: form)
+        return try await post(request, metadata: metadata) { response, body in
+            read(response, body, operation: .pushedAuthorization, requiredKey: "request_uri") { fields in
+                try PushedAuthorizationRequest(answer: fields, receivedAt: clock.now())
+            }
+        }
+        .mapError(\.error).get()
+    }
+
     /// Asks the device authorization endpoint for a code (RFC 8628 §3.1).
     package func deviceAuthorization(
         at endpoint: URL,

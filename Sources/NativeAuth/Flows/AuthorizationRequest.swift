@@ -17,8 +17,14 @@ public struct AuthorizationRequest: Sendable {
         }
     }
 
-    /// The URL to open in the browser.
-    public let url: URL
+    /// The URL to open in the browser: the authorization endpoint with every parameter, or, once
+    /// pushed (RFC 9126), with only `client_id` and `request_uri`.
+    public private(set) var url: URL
+    /// The request's parameters, as the URL carries them before any push. They hold no secret (the
+    /// PKCE verifier is not among them), but the `state` and `nonce` of a sign-in in progress.
+    public let parameters: [FormField]
+    /// When the pushed request's `request_uri` expires (RFC 9126 §2.2); `nil` when it was not pushed.
+    public private(set) var pushedRequestExpiresAt: Date?
     /// The redirect URI the callback must come to.
     public let redirectURI: URL
     /// The `state`: 32 random bytes, base64url.
@@ -78,10 +84,23 @@ public struct AuthorizationRequest: Sendable {
         ]
         if let nonce { fields.append(FormField("nonce", nonce)) }
         fields += extraParameters.filter { !Self.reservedParameters.contains($0.name) }
+        self.parameters = fields
         // The endpoint came from validated metadata and the query is form-encoded, so this parses.
         self.url =
             FormURLEncoding.url(metadata.authorizationEndpoint.absoluteString, adding: fields)
             ?? metadata.authorizationEndpoint
+    }
+
+    /// The request by reference, after it was pushed (RFC 9126 §4): the authorization endpoint with
+    /// `client_id` and the `request_uri` the server gave, good until `expiresAt`.
+    package func byReference(_ pushed: PushedAuthorizationRequest, authorizationEndpoint: URL, clientID: String)
+        -> AuthorizationRequest
+    {
+        var copy = self
+        let fields = [FormField("client_id", clientID), FormField("request_uri", pushed.requestURI)]
+        copy.url = FormURLEncoding.url(authorizationEndpoint.absoluteString, adding: fields) ?? authorizationEndpoint
+        copy.pushedRequestExpiresAt = pushed.expiresAt
+        return copy
     }
 
     /// Whether `callback` answers this request: it comes to the redirect URI's path and carries

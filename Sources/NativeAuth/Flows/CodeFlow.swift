@@ -52,7 +52,7 @@ package struct CodeFlow: Sendable {
             provider.authorizationParameters(
                 for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
             ).filter { field in !asked.contains { $0.name == field.name } } + asked
-        let request = AuthorizationRequest(
+        var request = AuthorizationRequest(
             metadata: metadata,
             clientID: provider.configuration.clientID,
             redirectURI: session.redirectURI,
@@ -60,16 +60,27 @@ package struct CodeFlow: Sendable {
             resources: provider.configuration.resources,
             extraParameters: extraParameters
         )
-        client.logger.debug(
-            "authorization request ready", metadata: ["redirect_uri": "\(session.redirectURI.absoluteString)"])
         let response: AuthorizationResponse
         do {
-            response = try await session.authorize(request.url) { callback in request.disposition(of: callback) }
+            if let endpoint = try Self.pushEndpoint(
+                metadata, policy: provider.configuration.pushedAuthorizationRequests)
+            {
+                // RFC 9126: the parameters go to the server; the browser gets a reference to them.
+                let pushed = try await client.push(request.parameters, to: endpoint, metadata: metadata)
+                request = request.byReference(
+                    pushed, authorizationEndpoint: metadata.authorizationEndpoint,
+                    clientID: provider.configuration.clientID)
+                client.logger.debug("authorization request pushed")
+            }
+            client.logger.debug(
+                "authorization request ready", metadata: ["redirect_uri": "\(session.redirectURI.absoluteString)"])
+            let ready = request
+            response = try await session.authorize(request.url) { callback in ready.disposition(of: callback) }
         } catch {
             await session.close()
             client.logger.info(
                 "sign-in did not complete", metadata: ["code": "\((error as? AuthError)?.code.rawValue ?? "error")"])
-            throw error
+            throw Self.explainingExpiry(error, of: request, now: client.clock.now())
         }
         let grant = Grant.authorizationCode(
             response.code, redirectURI: request.redirectURI, codeVerifier: request.pkce.verifier)
@@ -95,5 +106,37 @@ package struct CodeFlow: Sendable {
             maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) },
             acrValues: options.acrValues
         )
+    }
+
+    /// Where to push the authorization request (RFC 9126), or `nil` to send it in the URL.
+    ///
+    /// - Throws: ``AuthError`` when pushing is required (by the configuration or the server's
+    ///   `require_pushed_authorization_requests`) and the metadata names no endpoint for it.
+    static func pushEndpoint(_ metadata: ProviderMetadata, policy: FeaturePolicy) throws(AuthError) -> URL? {
+        let required = policy == .required || metadata.requiresPushedAuthorizationRequests
+        guard let endpoint = metadata.pushedAuthorizationRequestEndpoint else {
+            guard !required else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "pushed authorization requests are required"
+                        + (metadata.requiresPushedAuthorizationRequests ? " by the server" : "")
+                        + ", and its metadata names no pushed_authorization_request_endpoint",
+                    hint: "set pushed_authorization_requests to auto, or check the issuer",
+                    operation: .pushedAuthorization, field: ProviderSetting.pushedAuthorizationRequests.key)
+            }
+            return nil
+        }
+        return policy == .disabled && !required ? nil : endpoint
+    }
+
+    /// A failed sign-in's error, saying so when the pushed request's reference had expired by then.
+    static func explainingExpiry(_ error: any Error, of request: AuthorizationRequest, now: Date) -> any Error {
+        guard var error = error as? AuthError, error.code == .authorizationFailed,
+            let expiry = request.pushedRequestExpiresAt, now >= expiry
+        else { return error }
+        error.message += "; the pushed authorization request had expired (RFC 9126 request_uri) before the sign-in"
+        error.message += " was finished"
+        error.hint = "sign in again, and finish within the time the server allows"
+        return error
     }
 }

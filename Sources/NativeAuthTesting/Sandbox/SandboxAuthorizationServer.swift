@@ -74,6 +74,9 @@ public final class SandboxAuthorizationServer: Sendable {
         /// The prefix of the Client ID Metadata Documents the sandbox serves
         /// (``Configuration/clientMetadataDocuments``).
         case clientMetadataDocument = "/client-metadata/"
+        /// Pushed authorization requests (RFC 9126), served and announced with
+        /// ``Configuration/pushedAuthorizationRequests``.
+        case pushedAuthorization = "/par"
     }
 
     /// The grant types of the token endpoint, for ``grantCount(_:)``.
@@ -299,6 +302,16 @@ public final class SandboxAuthorizationServer: Sendable {
         /// Answer token requests that carry a valid proof with `Bearer` tokens all the same, as a
         /// server that ignores DPoP does. Off by default.
         public var answersBearerToDPoP = false
+        /// Serve pushed authorization requests (RFC 9126) at ``Endpoint/pushedAuthorization``, and
+        /// announce it as `pushed_authorization_request_endpoint`: an authenticated client's
+        /// parameters are kept, and the authorization endpoint takes their `request_uri` (with the
+        /// same `client_id`) once, until it expires. Off by default.
+        public var pushedAuthorizationRequests = false
+        /// Take authorization requests by `request_uri` only, and announce
+        /// `require_pushed_authorization_requests`. Off by default.
+        public var requiresPushedAuthorizationRequests = false
+        /// How long a pushed request's `request_uri` is good for. Default one minute.
+        public var pushedRequestLifetime: Duration = .seconds(60)
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -495,8 +508,13 @@ public final class SandboxAuthorizationServer: Sendable {
     /// The subjects of the federated tokens the sandbox accepted (token exchange, JWT bearer), in order.
     public var federatedSubjects: [String] { core.state.withLockedValue { $0.federatedSubjects } }
 
-    /// The query parameters of the last authorization request (`prompt`, `login_hint`, …).
+    /// The parameters of the last authorization request (`prompt`, `login_hint`, …): its query, or
+    /// the pushed request its `request_uri` named.
     public var lastAuthorizationQuery: [FormField] { core.state.withLockedValue { $0.lastAuthorizationQuery } }
+
+    /// The query the authorization endpoint itself received last: with a pushed request, `client_id`
+    /// and `request_uri` only.
+    public var lastBrowserQuery: [FormField] { core.state.withLockedValue { $0.lastBrowserQuery } }
 
     /// The `aud` of every client assertion (`private_key_jwt`, `client_secret_jwt`) accepted, in order.
     public var clientAssertionAudiences: [String] {

@@ -23,9 +23,14 @@ extension SandboxCore {
     }
 
     func authorize(_ request: TestRequest) -> TestResponse {
-        let query = request.query
-        state.withLockedValue { $0.lastAuthorizationQuery = query }
         let issuer = request.serverURL.absoluteString
+        state.withLockedValue { $0.lastBrowserQuery = request.query }
+        let query: [FormField]
+        switch authorizationParameters(request, issuer: issuer) {
+        case .success(let parameters): query = parameters
+        case .failure(let refusal): return refusal.response
+        }
+        state.withLockedValue { $0.lastAuthorizationQuery = query }
         // Without a known client and a registered redirect URI, nothing may be redirected (RFC 6749 §4.1.2.1).
         guard let client = client(query.first(named: "client_id")) else {
             return page(status: 400, title: "Unknown client", body: "<p>The client_id is not registered here.</p>")

@@ -113,6 +113,10 @@ final class SandboxCore: Sendable {
         var lastAuthorizationQuery: [FormField] = []
         /// The clients registered at `/register`, by id.
         var registeredClients: [String: RegisteredClient] = [:]
+        /// The pushed authorization requests (RFC 9126), by `request_uri`.
+        var pushedRequests: [String: PushedRequest] = [:]
+        /// The query the authorization endpoint itself received last.
+        var lastBrowserQuery: [FormField] = []
         /// The DPoP nonce proofs must carry when ``SandboxAuthorizationServer/Configuration/requiresDPoPNonce``.
         var dpopNonce = SecureRandom.token(bytes: 16)
         /// The `jti` of every DPoP proof accepted.
@@ -225,6 +229,9 @@ final class SandboxCore: Sendable {
         case (.protectedResource, _): return protectedResource(request)
         case (.protectedResourceMetadata, "GET"): return protectedResourceMetadata(request)
         case (.registration, "POST"): return register(request)
+        case (.pushedAuthorization, "POST"):
+            guard configuration.pushedAuthorizationRequests else { return .text("not found", status: 404) }
+            return pushAuthorizationRequest(request)
         case (.clientMetadataDocument, "GET"): return clientMetadataDocument(request)
         case (.revocation, "POST"): return revoke(request)
         case (.endSession, "GET"), (.endSession, "POST"): return endSession(request)
@@ -300,6 +307,12 @@ final class SandboxCore: Sendable {
         ]
         for member in mutualTLS { document[member.key] = member.value }
         if configuration.acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
+        if configuration.pushedAuthorizationRequests {
+            document["pushed_authorization_request_endpoint"] = url(.pushedAuthorization)
+            if configuration.requiresPushedAuthorizationRequests {
+                document["require_pushed_authorization_requests"] = true
+            }
+        }
         if !configuration.dpopSigningAlgorithms.isEmpty {
             document["dpop_signing_alg_values_supported"] = .array(
                 configuration.dpopSigningAlgorithms.map(JSONValue.string))
