@@ -11,7 +11,10 @@ internal import Logging
 /// - `raw` (the default): the token alone, exactly one line, for piping;
 /// - `json`: one object with `access_token`, `token_type`, `expires_at` (ISO 8601 or null) and
 ///   `scope` (array);
-/// - `header`: the whole `Authorization` value, `Bearer <token>`;
+/// - `header`: the whole `Authorization` value, `Bearer <token>` (`DPoP <token>` for a DPoP-bound
+///   token, which goes with a proof);
+/// - `dpop-proof`: the `DPoP` header's value for one request to `--url` with `--method` (RFC 9449),
+///   signed with the sign-in's key, for a DPoP-bound token sent by another program;
 /// - `exec-credential`: a Kubernetes `ExecCredential` for kubectl's exec credential plugins, in the
 ///   `apiVersion` that `KUBERNETES_EXEC_INFO` asks for (`client.authentication.k8s.io/v1` or
 ///   `v1beta1`), with `status.token` and `status.expirationTimestamp`. When a sign-in is needed it
@@ -31,9 +34,18 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "raw (the token), json, header (the Authorization value) or exec-credential (for kubectl).",
-            valueName: "raw|json|header|exec-credential"))
+            "raw (the token), json, header (the Authorization value), dpop-proof (the DPoP header for --url) or"
+                + " exec-credential (for kubectl).",
+            valueName: "raw|json|header|dpop-proof|exec-credential"))
     var format: String = TokenFormat.raw.rawValue
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("With --format dpop-proof: the URL of the request the proof is for.", valueName: "url"))
+    var url: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --format dpop-proof: the request's method.", valueName: "method"))
+    var method: String = "GET"
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
@@ -43,6 +55,9 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             throw ValidationError(
                 "unknown format '\(format)'; use one of: \(TokenFormat.allCases.map(\.rawValue).joined(separator: ", "))"
             )
+        }
+        guard (format == TokenFormat.dpopProof.rawValue) == (url != nil) else {
+            throw ValidationError("--format dpop-proof needs --url URL, and --url goes with --format dpop-proof only")
         }
     }
 
@@ -65,9 +80,20 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if let resource = try options.singleResource() {
                 let token = try await prepared.authenticator.resourceToken(for: resource)
                 try TokenOutput.checkPrintable(token.accessToken)
+                let key = tokens.dpopKey
                 tokens = TokenSet(
                     accessToken: token.accessToken, tokenType: token.tokenType, scopes: token.scopes,
                     expiresAt: token.expiresAt, issuedAt: token.issuedAt)
+                tokens.dpopKey = key
+            }
+            if format == .dpopProof {
+                CommandSupport.printLine(try TokenOutput.proof(for: tokens, method: method, url: url ?? ""))
+                return
+            }
+            if format == .execCredential, tokens.isDPoPBound {
+                CommandSupport.warn(
+                    "the access token is DPoP-bound (RFC 9449); kubectl sends it as a bearer token, which the server"
+                        + " will refuse: set dpop to off for this configuration")
             }
             CommandSupport.printLine(try format.text(tokens, execInfo: execInfo))
         }

@@ -1,6 +1,6 @@
 internal import Foundation
 internal import LenientJSON
-internal import NativeAuth
+@_spi(Provider) internal import NativeAuth
 
 #if canImport(Glibc)
     import Glibc
@@ -18,11 +18,13 @@ enum TokenFormat: String, CaseIterable, Sendable {
     case header
     /// A Kubernetes `ExecCredential` (client-go's credential plugins).
     case execCredential = "exec-credential"
+    /// The `DPoP` header of one request (RFC 9449), for a DPoP-bound token.
+    case dpopProof = "dpop-proof"
 
     /// The text printed for `tokens`, without the final line break.
     func text(_ tokens: TokenSet, execInfo: KubernetesExecInfo) throws -> String {
         switch self {
-        case .raw:
+        case .raw, .dpopProof:
             return tokens.accessToken
         case .header:
             return "\(TokenOutput.scheme(of: tokens)) \(tokens.accessToken)"
@@ -53,6 +55,24 @@ enum TokenOutput {
     /// RFC 6750 §4), else the type as the server gave it.
     static func scheme(of tokens: TokenSet) -> String {
         tokens.tokenType.lowercased() == "bearer" || tokens.tokenType.isEmpty ? "Bearer" : tokens.tokenType
+    }
+
+    /// The `DPoP` header's value for a request with `method` to `url`, signed with the key the
+    /// access token is bound to.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) when the URL is not one, or
+    ///   the token is not DPoP-bound.
+    static func proof(for tokens: TokenSet, method: String, url text: String) throws(AuthError) -> String {
+        guard let url = URL(string: text), url.scheme != nil, url.host?.isEmpty == false else {
+            throw AuthError(.configurationInvalid, "--url \(Redaction.scrubURL(text)) is not an absolute URL")
+        }
+        guard tokens.isDPoPBound, let key = tokens.dpopKey else {
+            throw AuthError(
+                .configurationInvalid, "the access token is a bearer token: it needs no DPoP proof",
+                hint: "send it with --format header alone")
+        }
+        return try key.proof(
+            method: method.uppercased(), url: url, accessToken: tokens.accessToken, now: Date())
     }
 
     /// RFC 3339 in UTC, whole seconds (`2026-11-25T09:30:00Z`), as Kubernetes writes times.

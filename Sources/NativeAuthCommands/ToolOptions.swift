@@ -66,6 +66,14 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
         help: ArgumentHelp(ProviderSetting.clientAssertionKeyID.help, valueName: "kid"))
     var clientAssertionKeyID: String?
 
+    @Option(name: .long, help: ArgumentHelp(ProviderSetting.dpop.help, valueName: "auto|required|off"))
+    var dpop: String?
+
+    @Option(
+        name: .customLong("pushed-authorization-requests"),
+        help: ArgumentHelp(ProviderSetting.pushedAuthorizationRequests.help, valueName: "auto|required|off"))
+    var pushedAuthorizationRequests: String?
+
     @Option(
         name: .customLong("resource"),
         help: ArgumentHelp(
@@ -452,7 +460,8 @@ public struct ToolOptions<Tool: NativeAuthTool>: ParsableArguments {
             ("subject_token_command", subjectTokenCommand),
             ("subject_token_github_actions", subjectTokenGitHubActions), ("subject_token_type", subjectTokenType),
             ("workload_grant", workloadGrant), ("token_exchange_audience", tokenExchangeAudience),
-            ("register_client", registerClient ? "true" : nil),
+            ("register_client", registerClient ? "true" : nil), ("dpop", dpop),
+            ("pushed_authorization_requests", pushedAuthorizationRequests),
         ]
         return flags.compactMap { key, value in value.map { (key, $0) } }
     }
