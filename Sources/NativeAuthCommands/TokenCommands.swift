@@ -147,8 +147,19 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 + " there for it: no --issuer needed, and without --client-id the tool registers itself there."))
     var discover = false
 
+    @Flag(
+        name: .customLong("step-up"),
+        help: ArgumentHelp(
+            "When the API asks for a stronger or more recent sign-in (RFC 9470, or a claims challenge), sign in"
+                + " again in the browser as it asks, and send the request once more."))
+    var stepUp = false
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
+
+    public func validate() throws {
+        guard !(stepUp && discover) else { throw ValidationError("--step-up and --discover go separately") }
+    }
 
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
@@ -173,6 +184,11 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 let url = try absoluteURL() ?? relativeURL(provider: authenticator.provider)
                 if let resource = try options.singleResource() {
                     (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url), for: resource)
+                } else if stepUp {
+                    let presenter = LoopbackPresenter(
+                        configuration: .init(timeout: .seconds(300), opener: SystemBrowserOpener()))
+                    (response, body) = try await authenticator.send(
+                        HTTPRequest(method: .get, url: url), stepUpWith: presenter)
                 } else {
                     (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
                 }

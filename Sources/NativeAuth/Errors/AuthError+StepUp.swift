@@ -25,7 +25,8 @@ extension AuthError {
         return AuthError(
             .stepUpRequired,
             "the API asks for a stronger or more recent sign-in (" + asked.joined(separator: "; ") + ")",
-            hint: "sign in again as it asks (login --acr-values, --max-age), or send with a step-up presenter",
+            hint: "sign in again as it asks (login --acr-values, --max-age; api --step-up), or send with a step-up"
+                + " presenter",
             operation: .apiRequest,
             status: Int(response.status.code),
             oauthError: challenge.error,
