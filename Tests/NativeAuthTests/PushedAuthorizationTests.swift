@@ -39,7 +39,12 @@ import Testing
             presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: LoginOptions(loginHint: "bob")
         )
         #expect(sandbox.requestCount(.pushedAuthorization) == 1)
-        #expect(sandbox.lastBrowserQuery.map(\.name) == ["client_id", "request_uri"])
+        // The URL holds the reference, and repeats only what OIDC Core §6.2 asks for: no state, nonce,
+        // PKCE challenge, dpop_jkt or hint.
+        #expect(
+            sandbox.lastBrowserQuery.map(\.name) == [
+                "client_id", "request_uri", "response_type", "redirect_uri", "scope",
+            ])
         #expect(
             sandbox.lastBrowserQuery.first(named: "request_uri")?.hasPrefix("urn:ietf:params:oauth:request_uri:")
                 == true)

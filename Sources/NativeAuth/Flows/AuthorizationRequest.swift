@@ -92,12 +92,22 @@ public struct AuthorizationRequest: Sendable {
     }
 
     /// The request by reference, after it was pushed (RFC 9126 §4): the authorization endpoint with
-    /// `client_id` and the `request_uri` the server gave, good until `expiresAt`.
+    /// `client_id` and the `request_uri` the server gave, good until it expires.
+    ///
+    /// The URL also repeats `response_type`, `redirect_uri` and `scope`, which OIDC Core §6.2 wants
+    /// in a request by reference and some servers refuse one without (idpyoidc, whose own client
+    /// sends them); RFC 9126 §4 has the server take every parameter from the pushed request all the
+    /// same. What a sign-in keeps to itself stays pushed: `state`, `nonce`, the PKCE challenge,
+    /// `dpop_jkt`, `login_hint` and every other parameter.
     package func byReference(_ pushed: PushedAuthorizationRequest, authorizationEndpoint: URL, clientID: String)
         -> AuthorizationRequest
     {
         var copy = self
-        let fields = [FormField("client_id", clientID), FormField("request_uri", pushed.requestURI)]
+        var fields = [
+            FormField("client_id", clientID), FormField("request_uri", pushed.requestURI),
+            FormField("response_type", "code"), FormField("redirect_uri", redirectURI.absoluteString),
+        ]
+        if !scopes.isEmpty { fields.append(FormField("scope", scopes.joined(separator: " "))) }
         copy.url = FormURLEncoding.url(authorizationEndpoint.absoluteString, adding: fields) ?? authorizationEndpoint
         copy.pushedRequestExpiresAt = pushed.expiresAt
         return copy
