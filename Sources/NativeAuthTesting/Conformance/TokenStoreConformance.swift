@@ -19,7 +19,8 @@ public import NativeAuth
 /// suite uses keys of its own, so the storage need not be empty.
 ///
 /// What it checks, each failure named in the ``ConformanceFailure`` that ``run()`` throws:
-/// - a key that was never saved loads as `nil`; a saved set loads back equal, every field; a save
+/// - a key that was never saved loads as `nil`; a saved set loads back equal, every field (its DPoP
+///   key among them); a save
 ///   replaces; `remove` removes, and removing nothing is not an error; a client registration's
 ///   record (`TokenSet.clientRegistration`, without an access token) loads back equal;
 /// - keys that differ only in issuer, client id or account (including characters such as `/`,
@@ -67,8 +68,11 @@ public struct TokenStoreConformance: Sendable {
 
     private static let issued = Date(timeIntervalSince1970: 1_800_000_000.123)
 
+    /// A DPoP key every full set holds: a store keeps it with the tokens (`dpop_key`).
+    private static let dpopKey = try? DPoPKey.generate()
+
     private static func fullSet(_ marker: String) -> TokenSet {
-        TokenSet(
+        var tokens = TokenSet(
             accessToken: "conformance-access-\(marker)",
             tokenType: "DPoP",
             refreshToken: "conformance-refresh-\(marker)",
@@ -79,6 +83,8 @@ public struct TokenStoreConformance: Sendable {
             subject: "subject-\(marker)",
             displayName: "Ünïcode Name \(marker)"
         )
+        tokens.dpopKey = dpopKey
+        return tokens
     }
 
     private static func minimalSet(_ marker: String) -> TokenSet {
