@@ -1,7 +1,7 @@
 internal import Crypto
 internal import CryptoExtras
-public import Foundation
-public import LenientJSON
+package import Foundation
+package import LenientJSON
 
 /// The key one sign-in's tokens are bound to with DPoP (RFC 9449): each request with them carries
 /// a proof signed with it, so a copied token is worth nothing without the key.
@@ -56,7 +56,7 @@ public struct DPoPKey: Sendable {
     }
 
     /// The algorithm NativeAuth signs with among those a server names in
-    /// `dpop_signing_alg_values_supported`: the first of ``Algorithm/allCases`` it names; `nil`
+    /// `dpop_signing_alg_values_supported`: the first it names of ES256, EdDSA and RS256; `nil`
     /// when it names none of them.
     public static func algorithm(among advertised: [String]) -> Algorithm? {
         Algorithm.allCases.first { advertised.contains($0.rawValue) }
