@@ -9,9 +9,7 @@ import Testing
 /// (PyPI, IdentityPython), a server nobody here wrote, with its DPoP and PAR add-ons
 /// (scripts/idpyoidc-server/server.py, started here; `scripts/test-server start` installs idpyoidc
 /// into .venv).
-@Suite(
-    .testLogging,
-    .enabled(if: IdpyOIDC.isInstalled || IdpyOIDC.isRequired, "scripts/test-server start installs idpyoidc into .venv"))
+@Suite(.testLogging, .enabled(if: IdpyOIDC.isInstalled || IdpyOIDC.isRequired, "needs idpyoidc in .venv"))
 struct IdpyOIDCServerTests {
     @Test func aSignInIsPushedAndItsTokensAreBoundToTheKeyOfItsProof() async throws {
         let directory = try TemporaryDirectory()

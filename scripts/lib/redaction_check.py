@@ -11,7 +11,7 @@ scripts/test.sh runs the test suite with NATIVEAUTH_LOG_LEVEL=debug and:
 
 None of those secrets may appear in any of that output. One exception: the stdout of a credential
 command (`token` in each --format, `git-credential`, `docker-credential`) holds, by design, one
-issued token in the place its format gives it (the whole line, `Bearer …`, a JSON `access_token`,
+issued token in the place its format gives it (the whole line, `Bearer …` or `DPoP …`, a JSON `access_token`,
 `Secret` or `status.token`, a `password=` or `credential=` line); that one value is taken out and the
 rest is searched like everything else.
 
@@ -97,8 +97,9 @@ def is_credential_command(path):
 def credential_of(text):
     """The credential in a credential command's output, where its format puts it, and the text
     without it; (None, text) when the output has no such place."""
-    if text.startswith("Bearer ") and text.count("\n") == 1:
-        return text[len("Bearer "):-1], ""  # header
+    for scheme in ("Bearer ", "DPoP "):
+        if text.startswith(scheme) and text.count("\n") == 1:
+            return text[len(scheme):-1], ""  # header
     try:
         value = json.loads(text)
     except ValueError:
