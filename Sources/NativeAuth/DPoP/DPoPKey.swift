@@ -1,6 +1,6 @@
 internal import Crypto
 internal import CryptoExtras
-package import Foundation
+public import Foundation
 package import LenientJSON
 
 /// The key one sign-in's tokens are bound to with DPoP (RFC 9449): each request with them carries
@@ -94,6 +94,7 @@ public struct DPoPKey: Sendable {
     /// The target URI a proof names (`htu`): the request's URI without query and fragment
     /// (RFC 9449 §4.2).
     package static func target(of url: URL) -> String {
+        guard url.query != nil || url.fragment != nil else { return url.absoluteString }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url.absoluteString
         }
@@ -102,12 +103,20 @@ public struct DPoPKey: Sendable {
         return components.string ?? url.absoluteString
     }
 
-    /// A proof for one request (RFC 9449 §4.2): `typ` `dpop+jwt`, the public key as `jwk`, a new
-    /// `jti`, `htm`, `htu`, `iat`; `ath` (the access token's SHA-256, base64url) with an access
-    /// token, and the server's `nonce` when it gave one.
+    /// A proof for one request (RFC 9449 §4.2), the value of its `DPoP` header: `typ` `dpop+jwt`,
+    /// the public key as `jwk`, a new `jti`, `htm`, `htu`, `iat`; `ath` (the access token's SHA-256,
+    /// base64url) with an access token, and the server's `nonce` when it gave one.
+    /// ``Authenticator/send(_:body:)`` adds one to every request with a DPoP-bound token; this is
+    /// for requests an app sends another way.
     ///
+    /// - Parameters:
+    ///   - method: The request's method (`htm`).
+    ///   - url: The request's URL; the proof names it without query and fragment (`htu`).
+    ///   - accessToken: The access token the request carries, if any.
+    ///   - nonce: The server's last `DPoP-Nonce`, if it gave one.
+    ///   - now: The time of the proof (`iat`).
     /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) when signing fails.
-    package func proof(method: String, url: URL, accessToken: String? = nil, nonce: String? = nil, now: Date)
+    public func proof(method: String, url: URL, accessToken: String? = nil, nonce: String? = nil, now: Date = Date())
         throws(AuthError) -> String
     {
         var payload: JSONObject = [
