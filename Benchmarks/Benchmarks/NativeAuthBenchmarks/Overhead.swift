@@ -22,6 +22,20 @@ private let overhead = Fixture<OverheadState>()
 let bareNanoseconds = BenchmarkMetric.custom("bare transport GET (ns)", useScalingFactor: false)
 let sendNanoseconds = BenchmarkMetric.custom("Authenticator.send GET (ns)", useScalingFactor: false)
 let accessTokenNanoseconds = BenchmarkMetric.custom("accessToken() (ns per call)", useScalingFactor: false)
+let bearerSendNanoseconds = BenchmarkMetric.custom("send with a bearer token (ns)", useScalingFactor: false)
+let dpopSendNanoseconds = BenchmarkMetric.custom("send with a DPoP token (ns)", useScalingFactor: false)
+let proofNanoseconds = BenchmarkMetric.custom("one DPoP proof made (ns)", useScalingFactor: false)
+
+// What DPoP adds to an API call: `send` with a DPoP-bound token (one ES256 proof signed by the
+// client, checked by the server) against `send` with a bearer token, to the same sandbox, which
+// takes both. The two alternate in each iteration.
+private struct DPoPState: Sendable {
+    var sandbox: SandboxAuthorizationServer
+    var bearer: Authenticator
+    var dpop: Authenticator
+}
+
+private let dpopOverhead = Fixture<DPoPState>()
 
 func overheadBenchmarks() {
     let setUp: Benchmark.BenchmarkSetupHook = {
@@ -90,5 +104,52 @@ func overheadBenchmarks() {
         }
         let elapsed = clock.now - start
         benchmark.measurement(accessTokenNanoseconds, elapsed.nanoseconds / benchmark.scaledIterations.count)
+    }
+
+    Benchmark(
+        "overhead: send with DPoP vs bearer",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, bearerSendNanoseconds, dpopSendNanoseconds, proofNanoseconds],
+            maxDuration: .seconds(10), maxIterations: 5_000,
+            setup: {
+                var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+                configuration.dpopSigningAlgorithms = ["ES256"]
+                let sandbox = try await SandboxAuthorizationServer.start(configuration)
+                let transport = StandardTransport.platformDefault()
+                let bearer = try await signedIn(sandbox, transport: transport, dpop: .disabled)
+                let dpop = try await signedIn(sandbox, transport: transport, dpop: .required)
+                dpopOverhead.set(DPoPState(sandbox: sandbox, bearer: bearer, dpop: dpop))
+            },
+            teardown: {
+                await (try? dpopOverhead.get())?.sandbox.stop()
+                dpopOverhead.set(nil)
+            })
+    ) { benchmark in
+        let state = try dpopOverhead.get()
+        let request = HTTPRequest(method: .get, url: state.sandbox.url(.resource))
+        let clock = ContinuousClock()
+        func send(_ auth: Authenticator) async throws -> Duration {
+            let start = clock.now
+            let (response, body) = try await auth.send(request)
+            let elapsed = clock.now - start
+            guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
+            blackHole(body)
+            return elapsed
+        }
+        let (bearerTime, dpopTime): (Duration, Duration)
+        if benchmark.currentIteration.isMultiple(of: 2) {
+            bearerTime = try await send(state.bearer)
+            dpopTime = try await send(state.dpop)
+        } else {
+            dpopTime = try await send(state.dpop)
+            bearerTime = try await send(state.bearer)
+        }
+        benchmark.measurement(bearerSendNanoseconds, bearerTime.nanoseconds)
+        benchmark.measurement(dpopSendNanoseconds, dpopTime.nanoseconds)
+        // What the client adds alone: the proof NativeAuth makes for each call.
+        guard let key = try await state.dpop.currentTokens()?.dpopKey else { throw BenchmarkFailure("no DPoP key") }
+        let start = clock.now
+        blackHole(try key.proof(method: "GET", url: request.url ?? state.sandbox.issuer, accessToken: "t"))
+        benchmark.measurement(proofNanoseconds, (clock.now - start).nanoseconds)
     }
 }

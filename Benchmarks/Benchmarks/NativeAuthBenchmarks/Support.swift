@@ -25,11 +25,14 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
 }
 
 /// The sandbox's public client asking for an ID token, a profile and an email.
-func sandboxProvider(_ sandbox: SandboxAuthorizationServer) throws -> GenericOIDCProvider {
-    try GenericOIDCProvider(
-        configuration: ProviderConfiguration(
-            issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
-            scopes: ["openid", "profile", "email"]))
+func sandboxProvider(_ sandbox: SandboxAuthorizationServer, dpop: FeaturePolicy = .automatic) throws
+    -> GenericOIDCProvider
+{
+    var configuration = ProviderConfiguration(
+        issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+        scopes: ["openid", "profile", "email"])
+    configuration.dpop = dpop
+    return try GenericOIDCProvider(configuration: configuration)
 }
 
 /// A loopback presenter whose browser follows the sandbox's redirects (the sandbox approves by itself).
@@ -42,10 +45,11 @@ func scriptedBrowser() -> LoopbackPresenter {
 func signedIn(
     _ sandbox: SandboxAuthorizationServer,
     store: any TokenStore = MemoryTokenStore(),
-    transport: any HTTPTransport = StandardTransport.platformDefault()
+    transport: any HTTPTransport = StandardTransport.platformDefault(),
+    dpop: FeaturePolicy = .automatic
 ) async throws -> Authenticator {
     let auth = Authenticator(
-        provider: try sandboxProvider(sandbox), store: store, transport: transport, logger: quiet)
+        provider: try sandboxProvider(sandbox, dpop: dpop), store: store, transport: transport, logger: quiet)
     try await auth.login(presenter: scriptedBrowser())
     return auth
 }
