@@ -20,7 +20,7 @@ public struct DPoPKey: Sendable {
         case rs256 = "RS256"
     }
 
-    enum Material: @unchecked Sendable {
+    enum Material: Sendable {
         case es256(P256.Signing.PrivateKey)
         case edDSA(Curve25519.Signing.PrivateKey)
         case rs256(_RSA.Signing.PrivateKey)
