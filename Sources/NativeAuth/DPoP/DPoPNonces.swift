@@ -59,3 +59,25 @@ package final class DPoPNonces: Sendable {
         return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 }
+
+extension DPoPNonces {
+    /// The errors that refuse a request's DPoP proof, not its grant or token (RFC 9449 §5, §7.1,
+    /// §8): each gets one new proof, and never a refresh.
+    package static let proofRefusals: Set<String> = ["use_dpop_nonce", "invalid_dpop_proof"]
+
+    /// The error for a `use_dpop_nonce` that came without a new nonce: it is not retried.
+    package static func missingNonce(operation: AuthOperation, status: Int?) -> AuthError {
+        AuthError(
+            .responseMalformed, "the server asks for a new DPoP nonce (use_dpop_nonce) and sent none",
+            hint: "the server's DPoP-Nonce header is missing; report it to its operators",
+            operation: operation, status: status)
+    }
+}
+
+extension BearerChallenge {
+    /// Whether this is a `DPoP` challenge that refuses the request's proof (a nonce to use, or an
+    /// invalid proof), not its token.
+    package var refusesDPoPProof: Bool {
+        scheme == "dpop" && error.map(DPoPNonces.proofRefusals.contains) == true
+    }
+}

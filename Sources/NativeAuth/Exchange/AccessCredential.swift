@@ -23,7 +23,7 @@ package struct AccessCredential: Sendable {
     /// The credential of a resource's token, got under a sign-in whose DPoP key is `key`.
     package init(_ token: ResourceToken, key: DPoPKey?) {
         accessToken = token.accessToken
-        isDPoPBound = token.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame
+        isDPoPBound = token.isDPoPBound
         dpopKey = isDPoPBound ? key : nil
         certificateThumbprint = token.certificateThumbprint
     }

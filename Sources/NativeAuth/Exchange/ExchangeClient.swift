@@ -135,16 +135,11 @@ package final class ExchangeClient: Sendable {
         let sentNonce = dpop == nil ? nil : dpopNonces.nonce(for: request.url)
         let first = await attempt(request, metadata: metadata, dpop: dpop, read: read)
         guard let dpop, case .failure(let refusal) = first,
-            ["use_dpop_nonce", "invalid_dpop_proof"].contains(refusal.error.oauthError)
+            refusal.error.oauthError.map(DPoPNonces.proofRefusals.contains) == true
         else { return first }
         if refusal.error.oauthError == "use_dpop_nonce", dpopNonces.nonce(for: request.url) == sentNonce {
-            return .failure(
-                Refusal(
-                    error: AuthError(
-                        .responseMalformed, "the server asks for a new DPoP nonce (use_dpop_nonce) and sent none",
-                        hint: "the server's DPoP-Nonce header is missing; report it to its operators",
-                        operation: request.operation, status: refusal.error.status),
-                    object: refusal.object))
+            let error = DPoPNonces.missingNonce(operation: request.operation, status: refusal.error.status)
+            return .failure(Refusal(error: error, object: refusal.object))
         }
         logger.debug(
             "the server refused the DPoP proof; sending a new one",
@@ -259,7 +254,7 @@ package final class ExchangeClient: Sendable {
             tokens.tokenType = "DPoP"
         } else if provider.configuration.dpop == .required {
             throw AuthError(
-                operation == .refresh ? .refreshFailed : .tokenExchangeFailed,
+                operation.defaultErrorCode,
                 "the server answered with a \(TerminalText.sanitized(tokens.tokenType)) token, not a DPoP-bound one,"
                     + " and this configuration requires DPoP; nothing was stored",
                 hint: "check that the client may use DPoP at the server, or set dpop to auto",
@@ -495,13 +490,10 @@ package final class ExchangeClient: Sendable {
                 let challenge = response.headerFields[.wwwAuthenticate].flatMap({
                     BearerChallenge(headerValue: $0, schemes: ["dpop"])
                 }),
-                challenge.error == "use_dpop_nonce" || challenge.error == "invalid_dpop_proof"
+                challenge.refusesDPoPProof
             else { return (response, data) }
             if challenge.error == "use_dpop_nonce", nonce == nil {
-                throw AuthError(
-                    .responseMalformed, "the server asks for a DPoP nonce (use_dpop_nonce) and sent none",
-                    hint: "the server's DPoP-Nonce header is missing; report it to its operators",
-                    operation: operation, status: 401)
+                throw DPoPNonces.missingNonce(operation: operation, status: 401)
             }
             logger.debug(
                 "the resource server refused the DPoP proof; sending a new one",

@@ -41,6 +41,10 @@ public struct ResourceToken: Sendable, Equatable {
         self.resource.absoluteString == resource.absoluteString && requestedScopes == (scopes ?? []).sorted()
     }
 
+    /// Whether it is bound to its sign-in's DPoP key (``tokenType`` `DPoP`), as
+    /// ``TokenSet/isDPoPBound`` says of the sign-in's own token.
+    public var isDPoPBound: Bool { tokenType.caseInsensitiveCompare("DPoP") == .orderedSame }
+
     /// Whether it is still valid `leeway` from `now` (see ``TokenSet/isValid(at:leeway:)``).
     public func isValid(at now: Date, leeway: TimeInterval = 60) -> Bool {
         TokenSet(accessToken: accessToken, expiresAt: expiresAt, issuedAt: issuedAt).isValid(at: now, leeway: leeway)

@@ -558,10 +558,8 @@ package actor TokenLifecycle {
 
     /// Whether a 401 refuses the request's DPoP proof (RFC 9449 §7.1), not its token.
     static func refusesProof(_ response: HTTPResponse) -> Bool {
-        guard let header = response.headerFields[.wwwAuthenticate],
-            let challenge = BearerChallenge(headerValue: header, schemes: ["dpop"])
-        else { return false }
-        return challenge.error == "invalid_dpop_proof" || challenge.error == "use_dpop_nonce"
+        guard let header = response.headerFields[.wwwAuthenticate] else { return false }
+        return BearerChallenge(headerValue: header, schemes: ["dpop"])?.refusesDPoPProof == true
     }
 
     /// A 401 as ``AuthError/Code/invalidToken``, in the provider's words when it has some.
