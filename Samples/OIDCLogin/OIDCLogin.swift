@@ -15,7 +15,9 @@ struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
             Example:
               oidc-login login --issuer https://id.example.com --client-id my-cli
               oidc-login api /me
-            Register http://127.0.0.1/callback as the client's redirect URI (any port is accepted).
+            Register http://127.0.0.1/callback as the client's redirect URI. Servers that follow
+            RFC 8252 §7.3 then accept it on any port; one that matches redirect URIs exactly needs
+            http://127.0.0.1:PORT/callback registered, and --port PORT on login and logout.
             """,
         subcommands: OIDCLogin.standardCommands
     )

@@ -29,7 +29,13 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     @OptionGroup var options: ToolOptions<Tool>
 
-    @Option(name: .long, help: "The loopback port of the redirect URI (default: a free one).")
+    @Option(
+        name: .long,
+        help: """
+            The loopback port of the redirect URI (default: a free one, which servers that follow \
+            RFC 8252 §7.3 accept; a server that matches redirect URIs exactly needs the port it has \
+            registered, as in http://127.0.0.1:PORT/callback).
+            """)
     var port: Int = 0
 
     @Flag(

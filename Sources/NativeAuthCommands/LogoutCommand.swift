@@ -5,11 +5,20 @@ internal import NativeAuthKeyring
 
 /// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL,
 /// for the selected account (`--account`, else the active one), or `--all` of them.
+///
+/// It exits 0 once the tokens are removed here: a revocation the server refused is a warning, and
+/// one the server's metadata says it would refuse (a public client where it revokes only for
+/// confidential ones) is skipped with a notice. With nothing stored it says so at once, and opens
+/// no page unless `--end-session`.
 public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "logout", abstract: "Revoke and remove the tokens, and end the session.",
-            discussion: CommandSupport.exitStatusHelp)
+            discussion: """
+                Exit status 0 once the tokens are removed here, even when revoking them at the provider \
+                failed (a warning on stderr says so); with nothing stored, 0 at once (`Not signed in`).
+
+                """ + CommandSupport.exitStatusHelp)
     }
 
     @OptionGroup var options: ToolOptions<Tool>
@@ -25,6 +34,11 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Sign every account out (revoking and removing; no end-session page is opened).")
     var all = false
+
+    @Flag(
+        name: .customLong("end-session"),
+        help: "End the provider's session in the browser even when no tokens are stored here.")
+    var endSession = false
 
     /// Creates the command (argument-parser fills in the options).
     public init() {}
@@ -46,16 +60,19 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 )
             // prepare() checked a named account; the active one may be a sign-in from before
             // accounts were listed, or kept in another backend.
+            let endSession = endSession
             let result = try await CommandSupport.cancellingOnSignals {
-                try await accounts.signOut(account, presenter: presenter)
-            }
-            if let error = result.revocationError {
-                CommandSupport.report(error, tool: Tool.self)
+                try await accounts.signOut(account, presenter: presenter, endingSessionWhenSignedOut: endSession)
             }
             // The same sign-in kept by another backend (files from before the keyring; a keyring
             // item from an earlier --token-storage keyring) goes too.
             for problem in await storage.removeElsewhere(prepared.authenticator.key) {
                 CommandSupport.warn("could not remove the tokens from every storage: \(problem.message)")
+            }
+            Self.explainRevocation(result)
+            if !result.removedTokens, !endSession {
+                CommandSupport.printLine("Not signed in; nothing to sign out.")
+                return
             }
             // The printed URL leaves out id_token_hint (ConsoleOutput.writeURL): no token is ever
             // printed. Providers then ask the person to confirm the logout.
@@ -72,8 +89,27 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 }
             }
             if noBrowser, let url = result.endSessionURL { show(url) }
-            CommandSupport.printLine("Signed out")
-            if result.revocationError != nil { throw ExitCode(1) }
+            if result.removedTokens {
+                CommandSupport.printLine("Signed out")
+            } else if result.endSessionURL == nil {
+                CommandSupport.printLine("Not signed in; the provider has no page that ends its session")
+            } else {
+                CommandSupport.printLine(
+                    "Not signed in here; "
+                        + (result.endSessionCompleted ? "the session ended" : "the provider's logout page is open"))
+            }
+        }
+    }
+
+    /// A revocation that failed is a warning, one that was skipped a notice: the tokens are
+    /// removed here either way, which is what a sign-out promises (the exit status stays 0).
+    private static func explainRevocation(_ result: LogoutResult) {
+        if let error = result.revocationError {
+            CommandSupport.warn(
+                "the tokens are removed here, but revoking them at the provider failed: \(error.description)")
+        }
+        if let reason = result.revocationSkipped {
+            CommandSupport.notice("not revoked at the provider (\(reason)); the tokens are removed here")
         }
     }
 
@@ -85,18 +121,13 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             CommandSupport.printLine("Not signed in.")
             return
         }
-        var failed = false
         for name in names {
             let result = try await prepared.accounts.logout(name)
-            if let error = result.revocationError {
-                CommandSupport.report(error, tool: Tool.self)
-                failed = true
-            }
+            Self.explainRevocation(result)
             for problem in await prepared.storage.removeElsewhere(prepared.accounts.authenticator(for: name).key) {
                 CommandSupport.warn("could not remove the tokens from every storage: \(problem.message)")
             }
             CommandSupport.printLine("Signed out \(name)")
         }
-        if failed { throw ExitCode(1) }
     }
 }

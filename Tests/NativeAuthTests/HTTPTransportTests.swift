@@ -199,7 +199,8 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
         )
         #expect(error.code == .responseMalformed)
         #expect(error.message.contains("text/html"))
-        #expect(error.message.contains("HTTP 200"))
+        #expect(error.description.contains("(HTTP 200)"))
+        #expect(error.description.components(separatedBy: "HTTP 200").count == 2, "said once")
         #expect(error.isRetryable)
     }
 

@@ -221,7 +221,7 @@ public struct Accounts: Sendable {
         return SignIn(account: account, tokens: kept, isActive: active == account)
     }
 
-    /// Signs the account `name` out (``Authenticator/logout(presenter:)``); when it was the active
+    /// Signs the account `name` out (``Authenticator/logout(presenter:endingSessionWhenSignedOut:)``); when it was the active
     /// one, no account is active afterwards (a single remaining account is, implicitly).
     ///
     /// - Throws: ``AuthError``, `configuration_invalid` when no such account is stored.
@@ -235,8 +235,13 @@ public struct Accounts: Sendable {
     /// ``logout(_:presenter:)`` without asking the store whether `name` is listed first: for a
     /// caller that already knows (a command line that checked, or acts on a sign-in stored
     /// before accounts were listed, or kept in another backend).
-    package func signOut(_ name: String, presenter: (any UserAgentPresenter)?) async throws -> LogoutResult {
-        let result = try await authenticator.forAccount(name).logout(presenter: presenter)
+    package func signOut(
+        _ name: String,
+        presenter: (any UserAgentPresenter)?,
+        endingSessionWhenSignedOut: Bool = false
+    ) async throws -> LogoutResult {
+        let result = try await authenticator.forAccount(name).logout(
+            presenter: presenter, endingSessionWhenSignedOut: endingSessionWhenSignedOut)
         if try await activeStore.activeAccount(issuer: issuer, clientID: clientID) == name {
             try await activeStore.setActiveAccount(nil, issuer: issuer, clientID: clientID)
         }

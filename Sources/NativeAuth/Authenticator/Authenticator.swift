@@ -287,14 +287,27 @@ public final class Authenticator: Sendable {
     ///    and checks its `state`; without a presenter, or for a page that does not come back, the
     ///    URL is returned for the caller to open.
     ///
-    /// - Parameter presenter: Opens the end-session URL; its session's redirect URI becomes
-    ///   `post_logout_redirect_uri`. `nil` returns the URL instead.
+    /// With nothing stored, nothing is sent and no page is opened (``LogoutResult/removedTokens`` is
+    /// `false`), unless `endingSessionWhenSignedOut`. Revocation is skipped, and the reason given in
+    /// ``LogoutResult/revocationSkipped``, when the metadata's
+    /// `revocation_endpoint_auth_methods_supported` leaves out this client's authentication.
+    ///
+    /// - Parameters:
+    ///   - presenter: Opens the end-session URL; its session's redirect URI becomes
+    ///     `post_logout_redirect_uri`. `nil` returns the URL instead.
+    ///   - endingSessionWhenSignedOut: Whether to end the provider's session in the browser even
+    ///     when no tokens are stored here (a session another app began). Default `false`.
     /// - Throws: ``AuthError`` when the store cannot remove the tokens, or the end-session round
     ///   trip fails (wrong `state`, timeout); revocation failures are in the result.
     @discardableResult
-    public func logout(presenter: (any UserAgentPresenter)? = nil) async throws -> LogoutResult {
+    public func logout(
+        presenter: (any UserAgentPresenter)? = nil,
+        endingSessionWhenSignedOut: Bool = false
+    ) async throws -> LogoutResult {
         let lifecycle = lifecycle
-        return try await LogoutFlow(client: client).signOut(presenter: presenter) {
+        return try await LogoutFlow(client: client).signOut(
+            presenter: presenter, endingSessionWhenSignedOut: endingSessionWhenSignedOut
+        ) {
             try await lifecycle.remove()
         }
     }

@@ -61,7 +61,8 @@ public struct StandardErrorMapper: ErrorMapper {
                 status: status
             )
         }
-        let reason = status.map { "the server answered HTTP \($0)" } ?? failure.underlying.map { "\(type(of: $0))" }
+        // The status is in the error's description already ("(HTTP 401)"): the message does not repeat it.
+        let reason = status == nil ? failure.underlying.map { "\(type(of: $0))" } : nil
         return AuthError(
             operation.defaultErrorCode,
             "\(operation.phrase) failed" + (reason.map { ": \($0)" } ?? ""),
@@ -133,6 +134,11 @@ public struct StandardErrorMapper: ErrorMapper {
         return nil
     }
 
+    /// What to do about a refused loopback redirect URI.
+    static let redirectURIHint =
+        "register http://127.0.0.1/callback; a server that matches redirect URIs exactly, port included (not"
+        + " RFC 8252 §7.3), needs http://127.0.0.1:PORT/callback registered and --port PORT"
+
     /// RFC 6749 §5.2 and the OAuth error codes of other RFCs.
     private func mapOAuthError(_ failure: AuthFailure) -> AuthError? {
         guard let oauth = failure.oauthError else { return nil }
@@ -166,6 +172,10 @@ public struct StandardErrorMapper: ErrorMapper {
         case "invalid_target":
             message = "the server does not issue tokens for the requested resource (invalid_target, RFC 8707)"
             hint = "check the resource (--resource): the server must know it, and the sign-in must cover it"
+        case "invalid_redirect_uri" where operation != .registration,
+            "invalid_request" where oauth.errorDescription?.lowercased().contains("redirect") == true:
+            message = "the server refused the redirect URI"
+            hint = Self.redirectURIHint
         case "invalid_redirect_uri", "invalid_client_metadata", "invalid_software_statement",
             "unapproved_software_statement":
             message = "the server refused to register the client (\(oauth.error), RFC 7591)"
@@ -202,7 +212,8 @@ public struct StandardErrorMapper: ErrorMapper {
     /// A body that is not the JSON the protocol promises, or JSON that does not say what it must.
     private func mapMalformed(_ failure: AuthFailure) -> AuthError? {
         let operation = failure.operation
-        let answered = failure.status.map { "HTTP \($0)" } ?? "a response"
+        // The status is in the description ("(HTTP 502)"), not said twice.
+        let answered = failure.status == nil ? "a response" : "an answer"
         let type = failure.contentType ?? "no content type"
         switch failure.underlying {
         case let error as JSONParseError:

@@ -1,12 +1,19 @@
 public import Foundation
+internal import LenientJSON
 internal import Logging
 
-/// What ``Authenticator/logout(presenter:)`` did.
+/// What ``Authenticator/logout(presenter:endingSessionWhenSignedOut:)`` did.
 public struct LogoutResult: Sendable {
+    /// Whether tokens were stored, and so removed; `false` when there was nothing to sign out.
+    public var removedTokens = false
     /// Whether a revocation endpoint was there to call.
     public var revocationAttempted: Bool
     /// Why revocation failed, when it did; the tokens were removed from the store all the same.
     public var revocationError: AuthError?
+    /// Why the tokens were not revoked although the server has a revocation endpoint: its
+    /// `revocation_endpoint_auth_methods_supported` leaves out the client authentication this
+    /// client uses (a public client, where the server revokes only for confidential ones).
+    public var revocationSkipped: String?
     /// The end-session URL, when the provider has one; `nil` when it has none.
     public var endSessionURL: URL?
     /// Whether the presenter completed the end-session round trip (the post-logout redirect came
@@ -25,33 +32,48 @@ package struct LogoutFlow: Sendable {
 
     /// Runs the sign-out.
     ///
-    /// 1. Calls `removeTokens`, always, which returns the set it removed.
-    /// 2. With a revocation endpoint (metadata or override), revokes that set's refresh token, then
-    ///    its access token. A failure is reported in the result, not thrown.
+    /// 1. Calls `removeTokens`, always, which returns the set it removed. When it removed nothing,
+    ///    the sign-out ends there (nothing is sent, no page is opened) unless
+    ///    `endingSessionWhenSignedOut`.
+    /// 2. With a revocation endpoint (metadata or override) that takes this client's
+    ///    authentication, revokes that set's refresh token, then its access token. A failure is
+    ///    reported in the result, not thrown.
     /// 3. Asks the provider for its end-session page (``AuthProvider/endSession(_:)``). A page that
     ///    returns to the app is opened with the presenter, which waits for the redirect with our
     ///    `state`; any other page, or any page without a presenter, is returned for the caller.
     package func signOut(
         presenter: (any UserAgentPresenter)?,
+        endingSessionWhenSignedOut: Bool = false,
         removeTokens: () async throws -> TokenSet?
     ) async throws -> LogoutResult {
         var result = LogoutResult(revocationAttempted: false, endSessionURL: nil, endSessionCompleted: false)
+        // Removed first, under the store's lock: a refresh elsewhere can neither write the set back
+        // nor leave a refresh token this logout did not see (and revoke).
+        let tokens = try await removeTokens()
+        result.removedTokens = tokens != nil
+        // Nothing stored: no token to revoke, no ID token to hint with; a logout page opened now
+        // would wait out its timeout for a person who is not signing out of anything.
+        if tokens == nil, !endingSessionWhenSignedOut { return result }
         var metadata: ProviderMetadata?
         do {
             metadata = try await client.metadata()
         } catch {
+            // Asked only to end the provider's session: without its metadata there is no page.
+            guard tokens != nil else { throw error }
             result.revocationError = error as? AuthError ?? AuthError(.logoutFailed, "cannot load the metadata")
         }
-        // Removed first, under the store's lock: a refresh elsewhere can neither write the set back
-        // nor leave a refresh token this logout did not see (and revoke).
-        let tokens = try await removeTokens()
         if let metadata, let endpoint = metadata.revocationEndpoint, let tokens {
-            result.revocationAttempted = true
-            do {
-                try tokens.checkIssued(for: "revocation_endpoint", at: endpoint, operation: .logout)
-                result.revocationError = await revoke(tokens, at: endpoint, metadata: metadata)
-            } catch {
-                result.revocationError = error
+            if let reason = revocationRefusal(metadata) {
+                result.revocationSkipped = reason
+                client.logger.info("not revoking", metadata: ["reason": "\(reason)"])
+            } else {
+                result.revocationAttempted = true
+                do {
+                    try tokens.checkIssued(for: "revocation_endpoint", at: endpoint, operation: .logout)
+                    result.revocationError = await revoke(tokens, at: endpoint, metadata: metadata)
+                } catch {
+                    result.revocationError = error
+                }
             }
         }
         client.logger.info(
@@ -97,7 +119,8 @@ package struct LogoutFlow: Sendable {
             // The presenter speaks of a sign-in; this wait is the end of one, and the tokens are gone.
             throw AuthError(
                 .timeout,
-                "the provider's logout page did not send the browser back in time; the tokens are removed",
+                "the provider's logout page did not send the browser back in time"
+                    + (tokens == nil ? "; nothing was stored here" : "; the tokens are removed"),
                 hint: "if the provider's website still shows you signed in, sign out there",
                 operation: .logout,
                 underlying: error
@@ -105,6 +128,20 @@ package struct LogoutFlow: Sendable {
         }
         result.endSessionCompleted = true
         return result
+    }
+
+    /// Why the revocation endpoint would refuse this client, from the metadata's
+    /// `revocation_endpoint_auth_methods_supported` (RFC 8414 §2); `nil` when it does not say, or
+    /// takes the authentication the client uses at the token endpoint.
+    private func revocationRefusal(_ metadata: ProviderMetadata) -> String? {
+        guard let methods = (try? metadata.document.stringList("revocation_endpoint_auth_methods_supported")) ?? nil,
+            !methods.isEmpty
+        else { return nil }
+        let method = ClientAuthentication.standard(for: client.provider.configuration, metadata: metadata)
+        guard !methods.contains(method.rawValue) else { return nil }
+        let client = method == .none ? "this client is public (no secret)" : "this client uses \(method.rawValue)"
+        return "the server revokes tokens only for clients that authenticate with "
+            + methods.joined(separator: ", ") + ", and " + client
     }
 
     /// Revokes the refresh token, then the access token; the first failure, if any.

@@ -17,7 +17,7 @@ public struct ConsoleOutput: Sendable {
     }
 
     /// The query parameters that carry a token and are never printed: `id_token_hint`, which
-    /// ``Authenticator/logout(presenter:)`` puts in an end-session URL.
+    /// ``Authenticator/logout(presenter:endingSessionWhenSignedOut:)`` puts in an end-session URL.
     public static let tokenBearingParameters: Set<String> = ["id_token_hint"]
 
     /// Writes `url` for the person to open, as one message, without its

@@ -3,7 +3,7 @@ public import Foundation
 /// How a provider's session ends in the browser: the page to open, and whether that page sends
 /// the browser back to the app.
 ///
-/// ``AuthProvider/endSession(_:)`` returns one; ``Authenticator/logout(presenter:)`` waits for the
+/// ``AuthProvider/endSession(_:)`` returns one; ``Authenticator/logout(presenter:endingSessionWhenSignedOut:)`` waits for the
 /// browser's return only when the page says it comes back.
 public enum EndSession: Sendable, Equatable {
     /// The page redirects to the `post_logout_redirect_uri` it was given, with the `state`: a

@@ -312,6 +312,15 @@ public final class SandboxAuthorizationServer: Sendable {
         public var requiresPushedAuthorizationRequests = false
         /// How long a pushed request's `request_uri` is good for. Default one minute.
         public var pushedRequestLifetime: Duration = .seconds(60)
+        /// The client authentication methods the revocation endpoint takes, announced as
+        /// `revocation_endpoint_auth_methods_supported`: a revocation authenticated another way
+        /// (a public client's `none`, say) is answered 401 `invalid_client`, as a strict server
+        /// does. `nil`, the default: those of the token endpoint.
+        public var revocationAuthMethods: [String]?
+        /// Match redirect URIs (and post-logout redirect URIs) exactly, port included, as servers
+        /// that do not follow RFC 8252 §7.3 do: a loopback URI must then be registered with its
+        /// port. Off by default (a loopback URI matches on any port).
+        public var matchesRedirectURIsExactly = false
 
         /// Creates a configuration; every parameter has a default.
         ///

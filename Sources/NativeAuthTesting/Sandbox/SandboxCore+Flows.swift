@@ -35,7 +35,7 @@ extension SandboxCore {
         guard let client = client(query.first(named: "client_id")) else {
             return page(status: 400, title: "Unknown client", body: "<p>The client_id is not registered here.</p>")
         }
-        guard let redirectURI = query.first(named: "redirect_uri"), Self.matches(redirectURI, client.redirectURIs)
+        guard let redirectURI = query.first(named: "redirect_uri"), matches(redirectURI, client.redirectURIs)
         else {
             return page(
                 status: 400, title: "Wrong redirect URI",
@@ -331,7 +331,23 @@ extension SandboxCore {
     // MARK: Revocation and logout
 
     func revoke(_ request: TestRequest) -> TestResponse {
-        authenticated(request) { client in revoke(request.form.first(named: "token") ?? "", client: client) }
+        if let methods = configuration.revocationAuthMethods {
+            let form = request.form
+            let method: String
+            if form.first(named: "client_assertion") != nil {
+                method = form.first(named: "client_secret") == nil ? "private_key_jwt" : "client_secret_jwt"
+            } else if request.header("Authorization")?.lowercased().hasPrefix("basic ") == true {
+                method = "client_secret_basic"
+            } else {
+                method = form.first(named: "client_secret") == nil ? "none" : "client_secret_post"
+            }
+            guard methods.contains(method) else {
+                return oauthError(
+                    "invalid_client", "the revocation endpoint takes \(methods.joined(separator: ", ")) only",
+                    status: 401)
+            }
+        }
+        return authenticated(request) { client in revoke(request.form.first(named: "token") ?? "", client: client) }
     }
 
     func revoke(_ token: String, client: SandboxAuthorizationServer.Client) -> TestResponse {
@@ -356,7 +372,7 @@ extension SandboxCore {
                 title: "Signed out", body: "<p>You are signed out of the sandbox. You can close this window.</p>")
         }
         let clientID = fields.first(named: "client_id") ?? audience(ofIDToken: fields.first(named: "id_token_hint"))
-        guard let client = client(clientID), Self.matches(target, client.postLogoutRedirectURIs) else {
+        guard let client = client(clientID), matches(target, client.postLogoutRedirectURIs) else {
             return page(
                 status: 400, title: "Wrong post-logout redirect URI",
                 body: "<p>The post_logout_redirect_uri is not registered for this client.</p>")

@@ -300,7 +300,9 @@ final class SandboxCore: Sendable {
                 "preferred_username", "email", "email_verified",
             ],
             "token_endpoint_auth_methods_supported": authMethods,
-            "revocation_endpoint_auth_methods_supported": authMethods,
+            "revocation_endpoint_auth_methods_supported": configuration.revocationAuthMethods.map { methods in
+                .array(methods.map(JSONValue.string))
+            } ?? authMethods,
             "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256", "EdDSA", "HS256"],
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
@@ -323,9 +325,11 @@ final class SandboxCore: Sendable {
         return document
     }
 
-    /// Whether `uri` is one of `registered`: exactly, or on any port for a loopback address.
-    static func matches(_ uri: String, _ registered: [String]) -> Bool {
+    /// Whether `uri` is one of `registered`: exactly, or on any port for a loopback address (unless
+    /// ``SandboxAuthorizationServer/Configuration/matchesRedirectURIsExactly``).
+    func matches(_ uri: String, _ registered: [String]) -> Bool {
         if registered.contains(uri) { return true }
+        guard !configuration.matchesRedirectURIsExactly else { return false }
         guard let given = URLComponents(string: uri), given.scheme == "http", given.fragment == nil,
             ["127.0.0.1", "[::1]", "::1", "localhost"].contains(given.host ?? "")
         else { return false }

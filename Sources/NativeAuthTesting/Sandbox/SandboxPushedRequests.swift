@@ -22,7 +22,7 @@ extension SandboxCore {
             guard form.first(named: "request_uri") == nil else {
                 return oauthError("invalid_request", "a pushed request cannot itself carry a request_uri")
             }
-            guard let redirectURI = form.first(named: "redirect_uri"), Self.matches(redirectURI, client.redirectURIs)
+            guard let redirectURI = form.first(named: "redirect_uri"), matches(redirectURI, client.redirectURIs)
             else {
                 return oauthError("invalid_request", "the redirect_uri is not registered for this client")
             }
