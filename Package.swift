@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
+        .library(name: "NativeAuthEntra", targets: ["NativeAuthEntra"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -25,7 +26,8 @@ let package = Package(
         .trait(name: "GitHub", description: "Link NativeAuthGitHub into nativeauth."),
         .trait(name: "Cognito", description: "Link NativeAuthCognito into nativeauth."),
         .trait(name: "Google", description: "Link NativeAuthGoogle into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito", "Google"]),
+        .trait(name: "Entra", description: "Link NativeAuthEntra (Microsoft Entra ID) into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -96,6 +98,10 @@ let package = Package(
         .target(name: "NativeAuthCognito", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
         .target(
+            name: "NativeAuthEntra",
+            dependencies: ["NativeAuth", "LenientJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
+        .target(
             name: "NativeAuthCommands",
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -148,6 +154,16 @@ let package = Package(
             path: "Samples/GoogleLogin"
         ),
         .executableTarget(
+            name: "entra-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthEntra",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/EntraLogin"
+        ),
+        .executableTarget(
             name: "nativeauth",
             dependencies: [
                 "NativeAuth",
@@ -155,6 +171,7 @@ let package = Package(
                 .target(name: "NativeAuthGitHub", condition: .when(traits: ["GitHub"])),
                 .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
                 .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
+                .target(name: "NativeAuthEntra", condition: .when(traits: ["Entra"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
@@ -241,6 +258,19 @@ let package = Package(
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthEntraTests",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "NativeAuthEntra",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(

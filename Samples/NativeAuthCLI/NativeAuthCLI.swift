@@ -1,5 +1,5 @@
-// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito and Google,
-// all on by default; the generic OpenID Connect provider is always there).
+// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google and
+// Entra, all on by default; the generic OpenID Connect provider is always there).
 //
 //   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
@@ -17,6 +17,9 @@ import NativeAuthCommands
 #endif
 #if Google
     import NativeAuthGoogle
+#endif
+#if Entra
+    import NativeAuthEntra
 #endif
 
 @main
@@ -48,6 +51,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Google
             ids.append(GoogleProvider.id)
         #endif
+        #if Entra
+            ids.append(EntraProvider.id)
+        #endif
         return ids
     }
 
@@ -63,6 +69,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Google
             try registry.register(GoogleProvider.self)
         #endif
+        #if Entra
+            try registry.register(EntraProvider.self)
+        #endif
         return registry
     }
 
@@ -77,6 +86,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if !Google
             omitted["google"] = "this nativeauth was built without the Google trait: swift build --traits Google"
         #endif
+        #if !Entra
+            omitted["entra"] = "this nativeauth was built without the Entra trait: swift build --traits Entra"
+        #endif
         return omitted
     }
 
@@ -84,6 +96,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
     static func apiBaseURL(for provider: any AuthProvider) -> URL? {
         #if GitHub
             if let github = provider as? GitHubProvider { return github.apiBaseURL }
+        #endif
+        #if Entra
+            if let entra = provider as? EntraProvider { return entra.graphURL }
         #endif
         return provider.configuration.issuer
     }

@@ -244,7 +244,7 @@ final class FakeCognito: Sendable {
         #expect(page?.returnsToApp == false)
         let authenticator = Authenticator(
             provider: provider, store: MemoryTokenStore(), transport: cognito.server.transport)
-        let result = try await authenticator.logout(presenter: NeverBegins())
+        let result = try await authenticator.logout(presenter: NeverBegins(), endingSessionWhenSignedOut: true)
         #expect(result.endSessionURL?.path == "/logout")
         #expect(!result.endSessionCompleted)
         await cognito.server.stop()

@@ -40,7 +40,7 @@ import Testing
 
     @Test func revocationIsSkippedWhenTheMetadataExcludesTheClientsAuthentication() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(
-            clients: [.init(id: SandboxAuthorizationServer.Client.defaultID), .init(id: "private", secret: "s3cret")],
+            clients: [.init(id: SandboxAuthorizationServer.Client.defaultID), .init(id: "private", secret: "Logout-Test-Secret-0123456789")],
             autoApprove: true)
         configuration.revocationAuthMethods = ["client_secret_basic"]
         let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
@@ -54,7 +54,7 @@ import Testing
         #expect(try await publicClient.currentTokens() == nil)
 
         // A confidential client with client_secret_basic revokes as before.
-        let confidential = try authenticator(sandbox, secret: "s3cret")
+        let confidential = try authenticator(sandbox, secret: "Logout-Test-Secret-0123456789")
         try await confidential.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
         let revoked = try await confidential.logout()
         #expect(revoked.revocationAttempted && revoked.revocationError == nil && revoked.revocationSkipped == nil)

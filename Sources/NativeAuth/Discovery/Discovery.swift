@@ -37,7 +37,11 @@ package enum Discovery {
     /// Loads and checks the metadata of `issuer`.
     ///
     /// - Parameters:
-    ///   - issuer: The configured issuer; the document's `issuer` must equal it exactly.
+    ///   - issuer: The configured issuer, where the document is; the document's `issuer` must equal
+    ///     it exactly, unless `acceptsStatedIssuer` is given.
+    ///   - acceptsStatedIssuer: Whether the document may name this issuer instead (Microsoft Entra's
+    ///     multi-tenant authorities name `…/{tenantid}/v2.0`, and a tenant's domain names its id);
+    ///     `nil` for the issuer itself, exactly.
     ///   - overrides: Endpoints that win over, or fill in for, the document's.
     ///   - client: Sends the requests (and maps a transport failure with the provider's mapper).
     /// - Throws: ``AuthError``: ``AuthError/Code/configurationInvalid`` for an issuer mismatch,
@@ -45,9 +49,12 @@ package enum Discovery {
     ///   ``AuthError/Code/network`` or ``AuthError/Code/timeout`` when the server cannot be reached.
     package static func load(
         issuer: URL,
+        acceptsStatedIssuer: (@Sendable (String) -> Bool)? = nil,
         overrides: EndpointOverrides,
         client: ExchangeClient
     ) async throws(AuthError) -> ProviderMetadata {
+        let expected = issuer.absoluteString
+        let accepts = acceptsStatedIssuer ?? { $0 == expected }
         var attempts: [String] = []
         var retryable = false
         for url in documentURLs(for: issuer) {
@@ -75,11 +82,11 @@ package enum Discovery {
                 continue
             }
             let stated = try? document.string("issuer")
-            guard stated == issuer.absoluteString else {
+            guard let stated, accepts(stated) else {
                 throw AuthError(
                     .configurationInvalid,
                     "the metadata at \(shown) names the issuer \(stated.map { "\"\($0)\"" } ?? "(none)"),"
-                        + " not the configured \"\(issuer.absoluteString)\"; they must be equal exactly",
+                        + " not the configured \"\(expected)\"; they must be equal exactly",
                     hint: "check the issuer URL (--issuer); a trailing slash counts",
                     operation: .discovery
                 )

@@ -11,6 +11,40 @@ extension AuthError {
     /// ``Authenticator/send(_:body:stepUpWith:)`` do it. `nil` on any other error.
     public var stepUp: LoginOptions? { (underlying as? StepUpChallenge)?.options }
 
+    /// A ``Code/stepUpRequired`` error that asks for a sign-in with `options`: for a provider's
+    /// ``ErrorMapper`` whose server asks for a stronger sign-in in its own words (Microsoft Entra's
+    /// `claims` beside `interaction_required` at the token endpoint). ``stepUp`` returns `options`,
+    /// and ``Authenticator/send(_:body:stepUpWith:)`` signs in with them.
+    ///
+    /// - Parameters:
+    ///   - options: The sign-in asked for (its ``LoginOptions/claims``, ``LoginOptions/acrValues``, …).
+    ///   - message: What happened, for people.
+    ///   - hint: What to do, when the standard hint does not fit.
+    ///   - operation: The operation the server answered.
+    ///   - status: The HTTP status.
+    ///   - oauthError: The OAuth `error`.
+    ///   - oauthErrorDescription: The server's `error_description`.
+    /// - Returns: The error.
+    public static func stepUpRequired(
+        _ options: LoginOptions,
+        message: String,
+        hint: String? = nil,
+        operation: AuthOperation,
+        status: Int? = nil,
+        oauthError: String? = nil,
+        oauthErrorDescription: String? = nil
+    ) -> AuthError {
+        AuthError(
+            .stepUpRequired,
+            message,
+            hint: hint ?? "sign in again as the server asks (api --step-up), or send with a step-up presenter",
+            operation: operation,
+            status: status,
+            oauthError: oauthError,
+            oauthErrorDescription: oauthErrorDescription,
+            underlying: StepUpChallenge(options: options))
+    }
+
     /// The error for a response whose challenge asks for a stronger sign-in; `nil` for any other.
     static func stepUp(from response: HTTPResponse) -> AuthError? {
         guard let header = response.headerFields[.wwwAuthenticate],

@@ -28,12 +28,21 @@ public struct MetadataLoader: Sendable {
     /// The metadata of `issuer`, with `overrides` on top (see ``discover()``).
     ///
     /// - Parameters:
-    ///   - issuer: The issuer; the document's `issuer` must equal it exactly.
+    ///   - issuer: The issuer; the document's `issuer` must equal it exactly, unless
+    ///     `acceptsStatedIssuer` says otherwise.
+    ///   - acceptsStatedIssuer: Whether the document may name this `issuer` although it is found at
+    ///     `issuer`: Microsoft Entra's multi-tenant authorities (`…/organizations/v2.0`) name
+    ///     `…/{tenantid}/v2.0` (ID tokens are then checked with
+    ///     ``IDTokenValidationOptions/tenantIssuerTemplate``), and a tenant found by its domain
+    ///     names its id. ID tokens must name the issuer the document states. Default `nil`: the
+    ///     issuer itself, exactly.
     ///   - overrides: Endpoints that win over, or fill in for, the document's.
     @_spi(Provider) public func discover(
         issuer: URL,
+        acceptsStatedIssuer: (@Sendable (String) -> Bool)? = nil,
         overrides: EndpointOverrides
     ) async throws(AuthError) -> ProviderMetadata {
-        try await Discovery.load(issuer: issuer, overrides: overrides, client: client)
+        try await Discovery.load(
+            issuer: issuer, acceptsStatedIssuer: acceptsStatedIssuer, overrides: overrides, client: client)
     }
 }

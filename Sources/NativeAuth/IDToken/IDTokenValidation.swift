@@ -34,6 +34,13 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
     /// exact values are accepted besides the issuer.
     public var issuerAliases: Set<String>
 
+    /// For a multi-tenant authority (Microsoft Entra's `common`, `organizations`, `consumers`): the
+    /// issuer with `{tenantid}` in place of the tenant, as its discovery document names it. An
+    /// `iss` is then accepted when it is this template with `{tenantid}` replaced by the token's own
+    /// `tid` claim (letters, digits, `-` and `.` only), as Microsoft documents for multi-tenant
+    /// apps. Not an opt-out: a token whose `iss` and `tid` disagree, or without `tid`, is refused.
+    public var tenantIssuerTemplate: String?
+
     /// Creates options; every check is on unless turned off here.
     public init(
         leeway: TimeInterval = 60,
@@ -42,8 +49,10 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
         allowUntrustedAudiences: Bool = false,
         issuerAliases: Set<String> = [],
         allowMissingIDToken: Bool = false,
-        trustedAudiences: Set<String> = []
+        trustedAudiences: Set<String> = [],
+        tenantIssuerTemplate: String? = nil
     ) {
+        self.tenantIssuerTemplate = tenantIssuerTemplate
         self.leeway = leeway
         self.insecureSkipSignatureCheck = insecureSkipSignatureCheck
         self.allowIssuerMismatch = allowIssuerMismatch

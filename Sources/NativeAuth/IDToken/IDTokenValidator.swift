@@ -209,20 +209,41 @@ struct IDTokenValidator {
 
     // MARK: - Claims
 
+    /// Whether `issuer` is ``IDTokenValidationOptions/tenantIssuerTemplate`` with the token's own
+    /// `tid` in it.
+    private static func matchesTenantTemplate(
+        _ issuer: String?,
+        claims: JSONObject,
+        options: IDTokenValidationOptions
+    ) -> Bool {
+        guard let template = options.tenantIssuerTemplate, template.contains("{tenantid}"), let issuer,
+            let tenant = (try? claims.string("tid")) ?? nil, !tenant.isEmpty,
+            tenant.unicodeScalars.allSatisfy({
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == ".")
+            })
+        else { return false }
+        return issuer == template.replacingOccurrences(of: "{tenantid}", with: tenant)
+    }
+
     private func checkClaims(
         _ claims: JSONObject,
         algorithm: String,
         expected: IDTokenExpectations
     ) throws(AuthError) {
         let issuer = try? claims.string("iss")
-        if issuer != expected.issuer, !(issuer.map { options.issuerAliases.contains($0) } ?? false) {
+        if issuer != expected.issuer, !(issuer.map { options.issuerAliases.contains($0) } ?? false),
+            !Self.matchesTenantTemplate(issuer, claims: claims, options: options)
+        {
             if options.allowIssuerMismatch {
                 logger.warning(
                     "ID token iss differs from the issuer (allowIssuerMismatch)",
                     metadata: ["iss": "\(issuer ?? "none")", "issuer": "\(expected.issuer)"])
             } else {
+                let tenant = options.tenantIssuerTemplate.map { template in
+                    " (nor \"\(template)\" with the token's tid \"\(((try? claims.string("tid")) ?? nil) ?? "(missing)")\")"
+                }
                 throw invalid(
-                    "iss \"\(issuer ?? "(missing)")\" is not the issuer \"\(expected.issuer)\"",
+                    "iss \"\(issuer ?? "(missing)")\" is not the issuer \"\(expected.issuer)\"" + (tenant ?? ""),
                     underlying: IdentityChanged())
             }
         }
