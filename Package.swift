@@ -245,6 +245,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), "NativeAuth", "NativeAuthTesting", "LenientJSON",
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"
         ),
@@ -269,8 +270,6 @@ let package = Package(
                 "NativeAuthTesting",
                 "TestSupport",
                 "LenientJSON",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(

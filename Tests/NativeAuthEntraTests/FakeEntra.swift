@@ -1,11 +1,9 @@
 import Foundation
-import JWTKit
 import LenientJSON
 import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth
 import NativeAuthTesting
 import TestSupport
-import _CryptoExtras
 
 /// A Microsoft Entra ID stand-in (the v2.0 endpoints), written from Microsoft's documentation:
 ///
@@ -44,7 +42,7 @@ final class FakeEntra: Sendable {
     }
 
     let server: TestHTTPServer
-    let key: JWTKit.Insecure.RSA.PrivateKey
+    let signer: StandInSigner
     private let state = NIOLockedValueBox(State())
 
     struct State {
@@ -61,9 +59,9 @@ final class FakeEntra: Sendable {
         var refreshForms: [[FormField]] = []
     }
 
-    private init(server: TestHTTPServer, key: JWTKit.Insecure.RSA.PrivateKey) {
+    private init(server: TestHTTPServer, signer: StandInSigner) {
         self.server = server
-        self.key = key
+        self.signer = signer
     }
 
     static func start(mode: TestServerMode = .inMemory) async throws -> FakeEntra {
@@ -72,9 +70,7 @@ final class FakeEntra: Sendable {
             guard let entra = holder.value else { return .text("starting", status: 503) }
             return await entra.answer(request)
         }
-        let entra = FakeEntra(
-            server: server,
-            key: try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)))
+        let entra = FakeEntra(server: server, signer: try StandInSigner(kid: "entra-key"))
         holder.update { $0 = entra }
         return entra
     }
@@ -88,38 +84,17 @@ final class FakeEntra: Sendable {
 
     private func issuer(of tenant: String) -> String { host + "/\(tenant)/v2.0" }
 
-    private func idToken(nonce: String?, tenant: String) async throws -> String {
-        let keys = JWTKeyCollection()
-        await keys.add(rsa: key, digestAlgorithm: .sha256, kid: "entra-key")
-        let now = Int(Date().timeIntervalSince1970)
+    private func idToken(nonce: String?, tenant: String) throws -> String {
+        let now = Int64(Date().timeIntervalSince1970)
         let forged = state.withLockedValue { $0.mismatchedTID }
-        let claims = Claims(
-            iss: issuer(of: tenant), aud: Self.clientID, tid: forged ?? tenant, iat: now, nbf: now, exp: now + 3600,
-            nonce: nonce)
-        return try await keys.sign(claims, kid: "entra-key")
-    }
-
-    /// An Entra v2.0 ID token's claims.
-    struct Claims: JWTPayload {
-        var iss: String
-        var aud: String
-        var sub = "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ"
-        var oid = "00000000-0000-0000-66f3-3332eca7ea81"
-        var tid: String
-        var ver = "2.0"
-        var preferredUsername = "alice@contoso.onmicrosoft.com"
-        var name = "Alice Example"
-        var iat: Int
-        var nbf: Int
-        var exp: Int
-        var nonce: String?
-
-        enum CodingKeys: String, CodingKey {
-            case iss, aud, sub, oid, tid, ver, name, iat, nbf, exp, nonce
-            case preferredUsername = "preferred_username"
-        }
-
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
+        var claims: JSONObject = [
+            "iss": .string(issuer(of: tenant)), "aud": .string(Self.clientID),
+            "sub": "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ", "oid": "00000000-0000-0000-66f3-3332eca7ea81",
+            "tid": .string(forged ?? tenant), "ver": "2.0", "preferred_username": "alice@contoso.onmicrosoft.com",
+            "name": "Alice Example", "iat": .integer(now), "nbf": .integer(now), "exp": .integer(now + 3600),
+        ]
+        if let nonce { claims["nonce"] = .string(nonce) }
+        return try signer.sign(claims)
     }
 
     private func error(_ refusal: Refusal, status: Int = 400) -> TestResponse {
@@ -150,7 +125,7 @@ final class FakeEntra: Sendable {
             body["refresh_token"] = .string(refresh)
             IssuedSecrets.record(refresh)
         }
-        if scopes.contains("openid"), let id = try? await idToken(nonce: nonce, tenant: tenant) {
+        if scopes.contains("openid"), let id = try? idToken(nonce: nonce, tenant: tenant) {
             body["id_token"] = .string(id)
             IssuedSecrets.record(id)
         }
@@ -193,13 +168,11 @@ final class FakeEntra: Sendable {
                     + #""cloud_instance_name": "microsoftonline.com", "cloud_graph_host_name": "graph.windows.net", "#
                     + #""msgraph_host": "graph.microsoft.com", "rbac_url": "https://pas.windows.net"}"#)
         case "/discovery/v2.0/keys":
-            guard let (modulus, exponent) = try? key.publicKey.getKeyPrimitives() else {
+            // Entra's keys name the issuer template they sign for.
+            guard let jwks = try? signer.jwks(adding: ["issuer": .string(host + "/{tenantid}/v2.0")]) else {
                 return .text("no key", status: 500)
             }
-            return .json(
-                #"{"keys": [{"kty": "RSA", "use": "sig", "kid": "entra-key", "x5t": "entra-key", "#
-                    + #""n": "\#(Base64URL.encode(modulus))", "e": "\#(Base64URL.encode(exponent))", "#
-                    + #""issuer": "\#(host)/{tenantid}/v2.0"}]}"#)
+            return .json(jwks)
         case "/oauth2/v2.0/authorize":
             guard query.first(named: "client_id") == Self.clientID else {
                 return .text("<html>AADSTS700016: Application not found</html>", status: 400, contentType: "text/html")
