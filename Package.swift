@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
         .library(name: "NativeAuthEntra", targets: ["NativeAuthEntra"]),
+        .library(name: "NativeAuthKeycloak", targets: ["NativeAuthKeycloak"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -27,7 +28,8 @@ let package = Package(
         .trait(name: "Cognito", description: "Link NativeAuthCognito into nativeauth."),
         .trait(name: "Google", description: "Link NativeAuthGoogle into nativeauth."),
         .trait(name: "Entra", description: "Link NativeAuthEntra (Microsoft Entra ID) into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra"]),
+        .trait(name: "Keycloak", description: "Link NativeAuthKeycloak into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -97,6 +99,7 @@ let package = Package(
         ),
         .target(name: "NativeAuthCognito", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
+        .target(name: "NativeAuthKeycloak", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(
             name: "NativeAuthEntra",
             dependencies: ["NativeAuth", "LenientJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
@@ -164,6 +167,16 @@ let package = Package(
             path: "Samples/EntraLogin"
         ),
         .executableTarget(
+            name: "keycloak-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthKeycloak",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/KeycloakLogin"
+        ),
+        .executableTarget(
             name: "nativeauth",
             dependencies: [
                 "NativeAuth",
@@ -172,6 +185,7 @@ let package = Package(
                 .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
                 .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
                 .target(name: "NativeAuthEntra", condition: .when(traits: ["Entra"])),
+                .target(name: "NativeAuthKeycloak", condition: .when(traits: ["Keycloak"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
@@ -259,6 +273,17 @@ let package = Package(
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthKeycloakTests",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "NativeAuthKeycloak",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
             ]
         ),
         .testTarget(

@@ -1,5 +1,5 @@
-// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google and
-// Entra, all on by default; the generic OpenID Connect provider is always there).
+// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google, Entra
+// and Keycloak, all on by default; the generic OpenID Connect provider is always there).
 //
 //   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
@@ -20,6 +20,9 @@ import NativeAuthCommands
 #endif
 #if Entra
     import NativeAuthEntra
+#endif
+#if Keycloak
+    import NativeAuthKeycloak
 #endif
 
 @main
@@ -54,6 +57,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Entra
             ids.append(EntraProvider.id)
         #endif
+        #if Keycloak
+            ids.append(KeycloakProvider.id)
+        #endif
         return ids
     }
 
@@ -72,6 +78,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Entra
             try registry.register(EntraProvider.self)
         #endif
+        #if Keycloak
+            try registry.register(KeycloakProvider.self)
+        #endif
         return registry
     }
 
@@ -88,6 +97,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #endif
         #if !Entra
             omitted["entra"] = "this nativeauth was built without the Entra trait: swift build --traits Entra"
+        #endif
+        #if !Keycloak
+            omitted["keycloak"] = "this nativeauth was built without the Keycloak trait: swift build --traits Keycloak"
         #endif
         return omitted
     }

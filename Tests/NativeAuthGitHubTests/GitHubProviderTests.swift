@@ -497,7 +497,7 @@ extension GitHubLoginCLITests {
 
         let unknown = try await run(cli, ["status", "--provider", "gitlab", "--client-id", "c"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains("registered: cognito, entra, github, google, oidc"))
+        #expect(unknown.stderr.contains("registered: cognito, entra, github, google, keycloak, oidc"))
         await github.server.stop()
     }
 }

@@ -40,7 +40,10 @@ import Testing
 
     @Test func revocationIsSkippedWhenTheMetadataExcludesTheClientsAuthentication() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(
-            clients: [.init(id: SandboxAuthorizationServer.Client.defaultID), .init(id: "private", secret: "Logout-Test-Secret-0123456789")],
+            clients: [
+                .init(id: SandboxAuthorizationServer.Client.defaultID),
+                .init(id: "private", secret: "Logout-Test-Secret-0123456789"),
+            ],
             autoApprove: true)
         configuration.revocationAuthMethods = ["client_secret_basic"]
         let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
