@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
         .library(name: "NativeAuthEntra", targets: ["NativeAuthEntra"]),
         .library(name: "NativeAuthKeycloak", targets: ["NativeAuthKeycloak"]),
+        .library(name: "NativeAuthGitLab", targets: ["NativeAuthGitLab"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -29,7 +30,8 @@ let package = Package(
         .trait(name: "Google", description: "Link NativeAuthGoogle into nativeauth."),
         .trait(name: "Entra", description: "Link NativeAuthEntra (Microsoft Entra ID) into nativeauth."),
         .trait(name: "Keycloak", description: "Link NativeAuthKeycloak into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak"]),
+        .trait(name: "GitLab", description: "Link NativeAuthGitLab into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -100,6 +102,7 @@ let package = Package(
         .target(name: "NativeAuthCognito", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
         .target(name: "NativeAuthKeycloak", dependencies: ["NativeAuth", "LenientJSON"]),
+        .target(name: "NativeAuthGitLab", dependencies: ["NativeAuth"]),
         .target(
             name: "NativeAuthEntra",
             dependencies: ["NativeAuth", "LenientJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
@@ -177,6 +180,16 @@ let package = Package(
             path: "Samples/KeycloakLogin"
         ),
         .executableTarget(
+            name: "gitlab-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthGitLab",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/GitLabLogin"
+        ),
+        .executableTarget(
             name: "nativeauth",
             dependencies: [
                 "NativeAuth",
@@ -186,6 +199,7 @@ let package = Package(
                 .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
                 .target(name: "NativeAuthEntra", condition: .when(traits: ["Entra"])),
                 .target(name: "NativeAuthKeycloak", condition: .when(traits: ["Keycloak"])),
+                .target(name: "NativeAuthGitLab", condition: .when(traits: ["GitLab"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
@@ -273,6 +287,17 @@ let package = Package(
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthGitLabTests",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "NativeAuthGitLab",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
             ]
         ),
         .testTarget(

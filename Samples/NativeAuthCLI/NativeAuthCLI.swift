@@ -1,5 +1,5 @@
-// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google, Entra
-// and Keycloak, all on by default; the generic OpenID Connect provider is always there).
+// nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google, Entra,
+// Keycloak and GitLab, all on by default; the generic OpenID Connect provider is always there).
 //
 //   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
@@ -23,6 +23,9 @@ import NativeAuthCommands
 #endif
 #if Keycloak
     import NativeAuthKeycloak
+#endif
+#if GitLab
+    import NativeAuthGitLab
 #endif
 
 @main
@@ -60,6 +63,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Keycloak
             ids.append(KeycloakProvider.id)
         #endif
+        #if GitLab
+            ids.append(GitLabProvider.id)
+        #endif
         return ids
     }
 
@@ -81,6 +87,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Keycloak
             try registry.register(KeycloakProvider.self)
         #endif
+        #if GitLab
+            try registry.register(GitLabProvider.self)
+        #endif
         return registry
     }
 
@@ -101,6 +110,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if !Keycloak
             omitted["keycloak"] = "this nativeauth was built without the Keycloak trait: swift build --traits Keycloak"
         #endif
+        #if !GitLab
+            omitted["gitlab"] = "this nativeauth was built without the GitLab trait: swift build --traits GitLab"
+        #endif
         return omitted
     }
 
@@ -112,6 +124,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Entra
             if let entra = provider as? EntraProvider { return entra.graphURL }
         #endif
+        #if GitLab
+            if let gitlab = provider as? GitLabProvider { return gitlab.apiBaseURL }
+        #endif
         return provider.configuration.issuer
     }
 
@@ -120,6 +135,11 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if GitHub
             if let github = provider as? GitHubProvider {
                 return GitCredentialDefaults(host: github.host, username: GitHubProvider.gitUsername)
+            }
+        #endif
+        #if GitLab
+            if let gitlab = provider as? GitLabProvider {
+                return GitCredentialDefaults(host: gitlab.host, username: GitLabProvider.gitUsername)
             }
         #endif
         return GitCredentialDefaults()

@@ -495,9 +495,9 @@ extension GitHubLoginCLITests {
         let api = try await run(cli, ["api", "/user"] + common)
         #expect(api.stdout.contains("octocat"), "\(api.stderr)")
 
-        let unknown = try await run(cli, ["status", "--provider", "gitlab", "--client-id", "c"])
+        let unknown = try await run(cli, ["status", "--provider", "acme", "--client-id", "c"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains("registered: cognito, entra, github, google, keycloak, oidc"))
+        #expect(unknown.stderr.contains("registered: cognito, entra, github, gitlab, google, keycloak, oidc"))
         await github.server.stop()
     }
 }
