@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "NativeAuthEntra", targets: ["NativeAuthEntra"]),
         .library(name: "NativeAuthKeycloak", targets: ["NativeAuthKeycloak"]),
         .library(name: "NativeAuthGitLab", targets: ["NativeAuthGitLab"]),
+        .library(name: "NativeAuthAuth0", targets: ["NativeAuthAuth0"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -31,7 +32,8 @@ let package = Package(
         .trait(name: "Entra", description: "Link NativeAuthEntra (Microsoft Entra ID) into nativeauth."),
         .trait(name: "Keycloak", description: "Link NativeAuthKeycloak into nativeauth."),
         .trait(name: "GitLab", description: "Link NativeAuthGitLab into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab"]),
+        .trait(name: "Auth0", description: "Link NativeAuthAuth0 into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab", "Auth0"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -103,6 +105,10 @@ let package = Package(
         .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
         .target(name: "NativeAuthKeycloak", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthGitLab", dependencies: ["NativeAuth"]),
+        .target(
+            name: "NativeAuthAuth0",
+            dependencies: ["NativeAuth", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
         .target(
             name: "NativeAuthEntra",
             dependencies: ["NativeAuth", "LenientJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
@@ -190,6 +196,16 @@ let package = Package(
             path: "Samples/GitLabLogin"
         ),
         .executableTarget(
+            name: "auth0-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthAuth0",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/Auth0Login"
+        ),
+        .executableTarget(
             name: "nativeauth",
             dependencies: [
                 "NativeAuth",
@@ -200,6 +216,7 @@ let package = Package(
                 .target(name: "NativeAuthEntra", condition: .when(traits: ["Entra"])),
                 .target(name: "NativeAuthKeycloak", condition: .when(traits: ["Keycloak"])),
                 .target(name: "NativeAuthGitLab", condition: .when(traits: ["GitLab"])),
+                .target(name: "NativeAuthAuth0", condition: .when(traits: ["Auth0"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
@@ -287,6 +304,17 @@ let package = Package(
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthAuth0Tests",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "NativeAuthAuth0",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
             ]
         ),
         .testTarget(

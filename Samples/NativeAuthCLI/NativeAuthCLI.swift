@@ -1,5 +1,5 @@
 // nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google, Entra,
-// Keycloak and GitLab, all on by default; the generic OpenID Connect provider is always there).
+// Keycloak, GitLab and Auth0, all on by default; the generic OpenID Connect provider is always there).
 //
 //   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
@@ -26,6 +26,9 @@ import NativeAuthCommands
 #endif
 #if GitLab
     import NativeAuthGitLab
+#endif
+#if Auth0
+    import NativeAuthAuth0
 #endif
 
 @main
@@ -66,6 +69,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if GitLab
             ids.append(GitLabProvider.id)
         #endif
+        #if Auth0
+            ids.append(Auth0Provider.id)
+        #endif
         return ids
     }
 
@@ -90,6 +96,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if GitLab
             try registry.register(GitLabProvider.self)
         #endif
+        #if Auth0
+            try registry.register(Auth0Provider.self)
+        #endif
         return registry
     }
 
@@ -112,6 +121,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #endif
         #if !GitLab
             omitted["gitlab"] = "this nativeauth was built without the GitLab trait: swift build --traits GitLab"
+        #endif
+        #if !Auth0
+            omitted["auth0"] = "this nativeauth was built without the Auth0 trait: swift build --traits Auth0"
         #endif
         return omitted
     }

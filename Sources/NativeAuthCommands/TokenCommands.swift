@@ -165,6 +165,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         try await CommandSupport.run(Tool.self) {
             let response: HTTPResponse
             let body: Data
+            // The provider's word on a refused call (Auth0: a token without an audience is opaque).
+            var mapper: (any ErrorMapper)?
             if discover {
                 (response, body) = try await discovered()
             } else if let token = try AccessTokenOverride.token() {
@@ -181,6 +183,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     HTTPRequest(method: .get, url: url), token: token, transport: transport)
             } else {
                 let authenticator = try await options.makeAuthenticator()
+                mapper = authenticator.provider.errorMapper
                 let url = try absoluteURL() ?? relativeURL(provider: authenticator.provider)
                 if let resource = try options.singleResource() {
                     (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url), for: resource)
@@ -195,9 +198,11 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             }
             FileHandle.standardOutput.write(body)
             if response.status.code >= 400 {
+                let failure = AuthFailure(operation: .apiRequest, response: response, body: body)
                 CommandSupport.report(
                     AuthError(
-                        .requestFailed, "the API answered HTTP \(response.status.code)", status: response.status.code),
+                        .requestFailed, "the API answered HTTP \(response.status.code)",
+                        hint: mapper?.map(failure)?.hint, status: response.status.code),
                     tool: Tool.self
                 )
                 throw ExitCode(1)
