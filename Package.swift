@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "NativeAuthKeycloak", targets: ["NativeAuthKeycloak"]),
         .library(name: "NativeAuthGitLab", targets: ["NativeAuthGitLab"]),
         .library(name: "NativeAuthAuth0", targets: ["NativeAuthAuth0"]),
+        .library(name: "NativeAuthOkta", targets: ["NativeAuthOkta"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -33,7 +34,8 @@ let package = Package(
         .trait(name: "Keycloak", description: "Link NativeAuthKeycloak into nativeauth."),
         .trait(name: "GitLab", description: "Link NativeAuthGitLab into nativeauth."),
         .trait(name: "Auth0", description: "Link NativeAuthAuth0 into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab", "Auth0"]),
+        .trait(name: "Okta", description: "Link NativeAuthOkta into nativeauth."),
+        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab", "Auth0", "Okta"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -105,6 +107,7 @@ let package = Package(
         .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
         .target(name: "NativeAuthKeycloak", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthGitLab", dependencies: ["NativeAuth"]),
+        .target(name: "NativeAuthOkta", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(
             name: "NativeAuthAuth0",
             dependencies: ["NativeAuth", .product(name: "HTTPTypes", package: "swift-http-types")]
@@ -206,6 +209,16 @@ let package = Package(
             path: "Samples/Auth0Login"
         ),
         .executableTarget(
+            name: "okta-login",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthOkta",
+                "NativeAuthCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/OktaLogin"
+        ),
+        .executableTarget(
             name: "nativeauth",
             dependencies: [
                 "NativeAuth",
@@ -217,6 +230,7 @@ let package = Package(
                 .target(name: "NativeAuthKeycloak", condition: .when(traits: ["Keycloak"])),
                 .target(name: "NativeAuthGitLab", condition: .when(traits: ["GitLab"])),
                 .target(name: "NativeAuthAuth0", condition: .when(traits: ["Auth0"])),
+                .target(name: "NativeAuthOkta", condition: .when(traits: ["Okta"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Samples/NativeAuthCLI"
@@ -304,6 +318,17 @@ let package = Package(
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthOktaTests",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "NativeAuthOkta",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
             ]
         ),
         .testTarget(

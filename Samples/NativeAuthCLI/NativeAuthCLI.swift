@@ -1,5 +1,5 @@
 // nativeauth: one CLI for every provider compiled in (package traits GitHub, Cognito, Google, Entra,
-// Keycloak, GitLab and Auth0, all on by default; the generic OpenID Connect provider is always there).
+// Keycloak, GitLab, Auth0 and Okta, all on by default; the generic OpenID Connect provider is always there).
 //
 //   nativeauth login --provider github --client-id Iv1.0123456789abcdef --client-secret-file SECRET_FILE
 //   nativeauth login --provider cognito --region eu-west-1 --user-pool-id eu-west-1_AbC --client-id …
@@ -29,6 +29,9 @@ import NativeAuthCommands
 #endif
 #if Auth0
     import NativeAuthAuth0
+#endif
+#if Okta
+    import NativeAuthOkta
 #endif
 
 @main
@@ -72,6 +75,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Auth0
             ids.append(Auth0Provider.id)
         #endif
+        #if Okta
+            ids.append(OktaProvider.id)
+        #endif
         return ids
     }
 
@@ -99,6 +105,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #if Auth0
             try registry.register(Auth0Provider.self)
         #endif
+        #if Okta
+            try registry.register(OktaProvider.self)
+        #endif
         return registry
     }
 
@@ -124,6 +133,9 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
         #endif
         #if !Auth0
             omitted["auth0"] = "this nativeauth was built without the Auth0 trait: swift build --traits Auth0"
+        #endif
+        #if !Okta
+            omitted["okta"] = "this nativeauth was built without the Okta trait: swift build --traits Okta"
         #endif
         return omitted
     }

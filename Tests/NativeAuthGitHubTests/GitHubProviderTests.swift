@@ -497,7 +497,8 @@ extension GitHubLoginCLITests {
 
         let unknown = try await run(cli, ["status", "--provider", "acme", "--client-id", "c"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains("registered: auth0, cognito, entra, github, gitlab, google, keycloak, oidc"))
+        #expect(
+            unknown.stderr.contains("registered: auth0, cognito, entra, github, gitlab, google, keycloak, oidc, okta"))
         await github.server.stop()
     }
 }

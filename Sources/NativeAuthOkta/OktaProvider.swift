@@ -1,0 +1,136 @@
+public import Foundation
+internal import LenientJSON
+@_spi(Provider) public import NativeAuth
+
+/// Okta: an org's own authorization server, or one of its custom authorization servers.
+///
+/// Configuration (``ProviderConfiguration`` and the keys declared in ``settings``):
+/// - `domain`: the org, like `acme.okta.com` (or its custom URL domain).
+/// - `authorization_server`: `default` (the default, the custom server every org has:
+///   `https://DOMAIN/oauth2/default`), a custom server's id (`aus…`: `https://DOMAIN/oauth2/ID`),
+///   or `org` for the org authorization server (`https://DOMAIN`), whose access tokens are for
+///   Okta's own APIs only and cannot be validated by yours.
+/// - An `issuer` given directly wins.
+///
+/// Okta announces DPoP and pushed authorization requests on every server, but binds tokens only
+/// for apps set to "Require DPoP", and documents pushed requests for confidential apps: neither is
+/// used unless the configuration says `required` (`dpop`, `pushed_authorization_requests`), so a
+/// native app's sign-in works as Okta sets it up by default.
+///
+/// `offline_access` is added for a refresh token. The device flow (`/v1/device/authorize`),
+/// revocation (`/v1/revoke`) and logout (`/v1/logout`, which wants `id_token_hint`) come from the
+/// server's discovery. Okta's refusals ("Policy evaluation failed", a scope the server does not
+/// have, a grant type the app lacks) are mapped to hints (``OktaErrorMapper``).
+public struct OktaProvider: AuthProvider {
+    /// `"okta"`.
+    public static let id = "okta"
+
+    /// `domain` and `authorization_server`.
+    public static let settings: [ProviderSetting] = [.oktaDomain, .oktaAuthorizationServer]
+
+    /// `false`: Okta binds tokens only for apps that require DPoP; `dpop: required` turns it on.
+    public static var supportsDPoP: Bool { false }
+
+    public let configuration: ProviderConfiguration
+    /// Whether the issuer is the org authorization server (not a custom one).
+    public let isOrgAuthorizationServer: Bool
+
+    /// Builds the provider; it needs a domain or an issuer.
+    public init(configuration: ProviderConfiguration) throws {
+        var configuration = configuration
+        if let issuer = configuration.issuer {
+            isOrgAuthorizationServer = !issuer.path.hasPrefix("/oauth2/")
+        } else {
+            guard var domain = try configuration.value(of: .oktaDomain) else { throw AuthError.missing(.oktaDomain) }
+            if let range = domain.range(of: "://") { domain = String(domain[range.upperBound...]) }
+            while domain.hasSuffix("/") { domain.removeLast() }
+            guard !domain.isEmpty, !domain.contains("/"), URL(string: "https://\(domain)")?.host != nil else {
+                throw AuthError.invalid(.oktaDomain, "is not a domain, like acme.okta.com")
+            }
+            let server = try configuration.value(of: .oktaAuthorizationServer) ?? "default"
+            guard
+                server.unicodeScalars.allSatisfy({
+                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+                })
+            else {
+                throw AuthError.invalid(.oktaAuthorizationServer, "is not default, org or a server id")
+            }
+            isOrgAuthorizationServer = server == "org"
+            configuration.issuer = URL(
+                string: "https://\(domain)" + (isOrgAuthorizationServer ? "" : "/oauth2/\(server)"))
+        }
+        if !configuration.scopes.contains("offline_access") { configuration.scopes.append("offline_access") }
+        self.configuration = configuration
+    }
+
+    /// Discovery, without the pushed authorization request endpoint unless the configuration
+    /// requires pushed requests.
+    public func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata {
+        var metadata = try await loader.discover()
+        if configuration.pushedAuthorizationRequests != .required, !metadata.requiresPushedAuthorizationRequests {
+            metadata.pushedAuthorizationRequestEndpoint = nil
+        }
+        return metadata
+    }
+
+    public var errorMapper: any ErrorMapper { OktaErrorMapper() }
+}
+
+/// Okta's refusals, on top of the standard mapping (Okta's "OAuth 2.0 and OpenID Connect API"
+/// error reference, and the `errorCode`/`errorSummary` bodies of its management API).
+///
+/// | Okta says | NativeAuth |
+/// | --- | --- |
+/// | `access_denied` "Policy evaluation failed for this request" | ``AuthError/Code/configurationInvalid``: no access policy rule lets this client use this grant |
+/// | `invalid_scope` | the operation's code, with a hint about the authorization server's scopes |
+/// | `unauthorized_client` "… Configured grant types: […]" | ``AuthError/Code/configurationInvalid``, naming the app's grant types |
+/// | `errorCode` `E0000011` (invalid token) from an API | ``AuthError/Code/invalidToken`` |
+public struct OktaErrorMapper: ErrorMapper {
+    /// Creates the mapper.
+    public init() {}
+
+    public func map(_ failure: AuthFailure) -> AuthError? {
+        if failure.operation == .apiRequest || failure.operation == .userInfo, failure.status == 401,
+            let body = failure.body, let object = try? JSONValue.parse(body).objectValue,
+            (try? object.string("errorCode")) == "E0000011"
+        {
+            return AuthError(
+                .invalidToken, "Okta refused the access token (E0000011)",
+                hint: "tokens of the org authorization server are for Okta's APIs; for your API use a custom one"
+                    + " (authorization_server default or its id)",
+                operation: failure.operation, status: 401)
+        }
+        guard let oauth = failure.oauthError else { return nil }
+        let description = (oauth.errorDescription ?? "").lowercased()
+        func error(_ code: AuthError.Code, _ message: String, hint: String) -> AuthError {
+            AuthError(
+                code, message, hint: hint, operation: failure.operation, status: failure.status,
+                oauthError: oauth.error, oauthErrorDescription: oauth.errorDescription, oauthErrorURI: oauth.errorURI)
+        }
+        switch oauth.error {
+        case "access_denied" where description.contains("policy evaluation failed"):
+            return error(
+                .configurationInvalid, "no access policy of the Okta authorization server lets this client do this",
+                hint: "add a rule for this app and grant type to the authorization server's Access Policies")
+        case "invalid_scope":
+            return error(
+                failure.operation.defaultErrorCode, "the Okta authorization server does not have a requested scope",
+                hint: "add the scope to the authorization server's Scopes, or ask only for those it has (the org"
+                    + " server has only OpenID Connect and okta.* scopes)")
+        case "unauthorized_client" where description.contains("grant type"):
+            return error(
+                .configurationInvalid, "the Okta app may not use this grant type",
+                hint: "allow the grant type in the app's General Settings (Refresh Token, Device Authorization)")
+        default:
+            return nil
+        }
+    }
+}
+
+extension ProviderSetting {
+    /// `domain`: the Okta org (``OktaProvider``).
+    public static let oktaDomain = ProviderSetting("domain", help: "The Okta org's domain, like acme.okta.com.")
+    /// `authorization_server`: `default`, a custom server's id, or `org` (``OktaProvider``).
+    public static let oktaAuthorizationServer = ProviderSetting(
+        "authorization_server", help: "default (the default), a custom authorization server's id, or org.")
+}
