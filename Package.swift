@@ -108,14 +108,8 @@ let package = Package(
         .target(name: "NativeAuthKeycloak", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthGitLab", dependencies: ["NativeAuth"]),
         .target(name: "NativeAuthOkta", dependencies: ["NativeAuth", "LenientJSON"]),
-        .target(
-            name: "NativeAuthAuth0",
-            dependencies: ["NativeAuth", .product(name: "HTTPTypes", package: "swift-http-types")]
-        ),
-        .target(
-            name: "NativeAuthEntra",
-            dependencies: ["NativeAuth", "LenientJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
-        ),
+        .target(name: "NativeAuthAuth0", dependencies: ["NativeAuth"]),
+        .target(name: "NativeAuthEntra", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(
             name: "NativeAuthCommands",
             dependencies: [

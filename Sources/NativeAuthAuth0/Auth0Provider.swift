@@ -1,5 +1,4 @@
 public import Foundation
-internal import HTTPTypes
 @_spi(Provider) public import NativeAuth
 
 /// Auth0: a tenant's domain (`acme.eu.auth0.com`) or its custom domain (`login.acme.com`).
@@ -61,9 +60,7 @@ public struct Auth0Provider: AuthProvider {
 
     /// The standard preparation, and `audience` on device and client-credentials requests.
     public func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata) {
-        request.headerFields[.accept] = "application/json"
-        request.applyStandardClientAuthentication(
-            .standard(for: configuration, metadata: metadata), configuration: configuration)
+        request.applyStandardPreparation(configuration: configuration, metadata: metadata)
         let wantsAudience = request.operation == .deviceAuthorization || request.grant == .clientCredentials
         if let audience, wantsAudience, !request.form.contains(where: { $0.name == "audience" }) {
             request.form.append(FormField("audience", audience))

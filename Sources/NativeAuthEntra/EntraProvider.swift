@@ -1,5 +1,4 @@
 public import Foundation
-internal import HTTPTypes
 @_spi(Provider) public import NativeAuth
 
 /// Microsoft Entra ID (the Microsoft identity platform, v2.0 endpoints).
@@ -146,9 +145,7 @@ public struct EntraProvider: AuthProvider {
 
     /// The standard preparation, and `scope` on every refresh that does not name one.
     public func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata) {
-        request.headerFields[.accept] = "application/json"
-        request.applyStandardClientAuthentication(
-            .standard(for: configuration, metadata: metadata), configuration: configuration)
+        request.applyStandardPreparation(configuration: configuration, metadata: metadata)
         if request.operation == .refresh, !request.form.contains(where: { $0.name == "scope" }),
             !configuration.scopes.isEmpty
         {

@@ -68,8 +68,7 @@ final class FakeAuth0: Sendable {
     var authorizeQueries: [[FormField]] { state.withLockedValue { $0.authorizeQueries } }
 
     private func error(_ error: String, _ description: String, status: Int = 400) -> TestResponse {
-        let body: JSONObject = ["error": .string(error), "error_description": .string(description)]
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}", status: status)
+        .oauthError(error, description, status: status)
     }
 
     private func tokens(scopes: String, nonce: String?, audience: String?, family: String?) -> TestResponse {
@@ -111,14 +110,11 @@ final class FakeAuth0: Sendable {
                 IssuedSecrets.record(id)
             }
         }
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}")
+        return .json(body)
     }
 
     private func answer(_ request: TestRequest) async -> TestResponse {
-        let parts = request.uri.split(separator: "?", maxSplits: 1)
-        let path = parts.first.map(String.init) ?? ""
-        let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
-        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        let (path, query, form) = (request.path, request.query, request.form)
         let base = issuer
         switch path {
         case "/.well-known/openid-configuration":

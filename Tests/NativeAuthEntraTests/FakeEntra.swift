@@ -108,7 +108,7 @@ final class FakeEntra: Sendable {
             "correlation_id": "aaaa0000-bb11-2222-33cc-444444dddddd",
         ]
         if let claims = refusal.claims { body["claims"] = .string(claims) }
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}", status: status)
+        return .json(body, status: status)
     }
 
     private func tokens(scopes: [String], nonce: String?, tenant: String) async -> TestResponse {
@@ -129,14 +129,11 @@ final class FakeEntra: Sendable {
             body["id_token"] = .string(id)
             IssuedSecrets.record(id)
         }
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}")
+        return .json(body)
     }
 
     private func answer(_ request: TestRequest) async -> TestResponse {
-        let parts = request.uri.split(separator: "?", maxSplits: 1)
-        let path = parts.first.map(String.init) ?? ""
-        let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
-        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        let (path, query, form) = (request.path, request.query, request.form)
         state.withLockedValue { $0.log.append(path) }
         let segments = path.split(separator: "/").map(String.init)
         if path == "/oidc/userinfo" || path == "/v1.0/me" { return me(request, userinfo: path == "/oidc/userinfo") }

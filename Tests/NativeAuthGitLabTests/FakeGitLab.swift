@@ -54,8 +54,7 @@ final class FakeGitLab: Sendable {
     func isValidAccessToken(_ token: String) -> Bool { state.withLockedValue { $0.accessTokens.contains(token) } }
 
     private func error(_ error: String, _ description: String, status: Int = 400) -> TestResponse {
-        let body: JSONObject = ["error": .string(error), "error_description": .string(description)]
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}", status: status)
+        .oauthError(error, description, status: status)
     }
 
     private func tokens(scopes: String, nonce: String?) -> TestResponse {
@@ -85,14 +84,11 @@ final class FakeGitLab: Sendable {
                 IssuedSecrets.record(id)
             }
         }
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}")
+        return .json(body)
     }
 
     private func answer(_ request: TestRequest) async -> TestResponse {
-        let parts = request.uri.split(separator: "?", maxSplits: 1)
-        let path = parts.first.map(String.init) ?? ""
-        let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
-        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        let (path, query, form) = (request.path, request.query, request.form)
         state.withLockedValue { $0.log.append(path) }
         switch path {
         case "/.well-known/openid-configuration":

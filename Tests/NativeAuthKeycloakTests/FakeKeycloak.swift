@@ -90,9 +90,7 @@ final class FakeKeycloak: Sendable {
     }
 
     private func error(_ error: String, _ description: String, status: Int = 400) -> TestResponse {
-        .json(
-            (try? JSONValue.object(["error": .string(error), "error_description": .string(description)]).encodedString())
-                ?? "{}", status: status)
+        .oauthError(error, description, status: status)
     }
 
     private func tokens(scopes: [String], nonce: String?) -> TestResponse {
@@ -125,14 +123,11 @@ final class FakeKeycloak: Sendable {
                 IssuedSecrets.record(id)
             }
         }
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}")
+        return .json(body)
     }
 
     private func answer(_ request: TestRequest) async -> TestResponse {
-        let parts = request.uri.split(separator: "?", maxSplits: 1)
-        let path = parts.first.map(String.init) ?? ""
-        let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
-        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        let (path, query, form) = (request.path, request.query, request.form)
         state.withLockedValue { $0.log.append(path) }
         let prefix = "/realms/\(Self.realm)"
         let oidc = prefix + "/protocol/openid-connect"
@@ -172,7 +167,7 @@ final class FakeKeycloak: Sendable {
                 "scopes_supported": ["openid", "offline_access", "profile", "email", "roles", "web-origins"],
             ]
             document["mtls_endpoint_aliases"] = ["token_endpoint": .string(base + oidc + "/token")]
-            return .json((try? JSONValue.object(document).encodedString()) ?? "{}")
+            return .json(document)
         case oidc + "/certs":
             return .json((try? signer.jwks()) ?? "{}")
         case oidc + "/ext/par/request":

@@ -60,8 +60,7 @@ final class FakeOkta: Sendable {
     var requests: [String] { state.withLockedValue { $0.log } }
 
     private func error(_ error: String, _ description: String, status: Int = 400) -> TestResponse {
-        let body: JSONObject = ["error": .string(error), "error_description": .string(description)]
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}", status: status)
+        .oauthError(error, description, status: status)
     }
 
     private func tokens(scopes: String, nonce: String?, server: String) -> TestResponse {
@@ -92,14 +91,11 @@ final class FakeOkta: Sendable {
                 IssuedSecrets.record(id)
             }
         }
-        return .json((try? JSONValue.object(body).encodedString()) ?? "{}")
+        return .json(body)
     }
 
     private func answer(_ request: TestRequest) async -> TestResponse {
-        let parts = request.uri.split(separator: "?", maxSplits: 1)
-        let path = parts.first.map(String.init) ?? ""
-        let query = FormURLEncoding.decode(parts.count > 1 ? parts[1] : "")
-        let form = FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))
+        let (path, query, form) = (request.path, request.query, request.form)
         state.withLockedValue { $0.log.append(path) }
         if path == "/api/v1/users/me" || path == "/orders" { return resource(request, management: path != "/orders") }
         // The server a path belongs to: /oauth2/v1/… is the org's, /oauth2/ID/v1/… a custom one's.
@@ -155,7 +151,7 @@ final class FakeOkta: Sendable {
                 "dpop_signing_alg_values_supported": ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512"],
                 "pushed_authorization_request_endpoint": .string(base + "/v1/par"),
             ]
-            return .json((try? JSONValue.object(document).encodedString()) ?? "{}")
+            return .json(document)
         case "/v1/keys":
             return .json((try? signer.jwks()) ?? "{}")
         case "/v1/par":

@@ -2,6 +2,7 @@ import CryptoExtras
 public import Foundation
 public import LenientJSON
 @_spi(Provider) import NativeAuth
+public import NativeAuthTesting
 
 /// Signs the ID tokens of a provider stand-in with RS256, as most providers do, and serves the
 /// matching JWKS: one RSA key per stand-in, made when it starts.
@@ -36,5 +37,17 @@ public final class StandInSigner: Sendable {
         ]
         for member in more { entry[member.key] = member.value }
         return try JSONValue.object(["keys": .array([.object(entry)])]).encodedString()
+    }
+}
+
+extension TestResponse {
+    /// A JSON answer of `object`, for provider stand-ins.
+    public static func json(_ object: JSONObject, status: Int = 200) -> TestResponse {
+        .json((try? JSONValue.object(object).encodedString()) ?? "{}", status: status)
+    }
+
+    /// An OAuth error answer (RFC 6749 §5.2): `error` and `error_description`, as most providers send.
+    public static func oauthError(_ error: String, _ description: String, status: Int = 400) -> TestResponse {
+        .json(["error": .string(error), "error_description": .string(description)], status: status)
     }
 }

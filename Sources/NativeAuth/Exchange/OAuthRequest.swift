@@ -47,6 +47,22 @@ public struct OAuthRequest: Sendable {
     /// - Parameters:
     ///   - method: The client authentication method (see ``ClientAuthentication/standard(for:metadata:)``).
     ///   - configuration: Where the client id and secret come from.
+    /// What the standard ``AuthProvider/prepare(_:metadata:)`` does: `Accept: application/json` and
+    /// the standard client authentication (``ClientAuthentication/standard(for:metadata:)``). For a
+    /// provider that adds to it (Entra's `scope` on refresh, Auth0's `audience`).
+    ///
+    /// - Parameters:
+    ///   - configuration: The client's registration.
+    ///   - metadata: The provider's metadata.
+    @_spi(Provider) public mutating func applyStandardPreparation(
+        configuration: ProviderConfiguration,
+        metadata: ProviderMetadata
+    ) {
+        headerFields[.accept] = "application/json"
+        applyStandardClientAuthentication(
+            .standard(for: configuration, metadata: metadata), configuration: configuration)
+    }
+
     @_spi(Provider) public mutating func applyStandardClientAuthentication(
         _ method: ClientAuthentication,
         configuration: ProviderConfiguration

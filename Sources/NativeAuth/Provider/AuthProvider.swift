@@ -125,11 +125,7 @@ extension AuthProvider {
     public func authorizationParameters(for request: AuthorizationRequest.Parameters) -> [FormField] { [] }
 
     public func prepare(_ request: inout OAuthRequest, metadata: ProviderMetadata) {
-        request.headerFields[.accept] = "application/json"
-        request.applyStandardClientAuthentication(
-            .standard(for: configuration, metadata: metadata),
-            configuration: configuration
-        )
+        request.applyStandardPreparation(configuration: configuration, metadata: metadata)
     }
 
     public func parseBody(_ body: Data, of response: HTTPResponse) throws -> JSONObject? {
