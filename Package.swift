@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
         // Tokens in the OS keyring: the Secret Service (libsecret) on Linux, the Keychain on Apple platforms.
         .library(name: "NativeAuthKeyring", targets: ["NativeAuthKeyring"]),
+        // Tokens in PostgreSQL, shared by a fleet of instances, each refreshed once (postgres-nio).
+        .library(name: "NativeAuthPostgres", targets: ["NativeAuthPostgres"]),
         .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
         .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
         .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
@@ -46,6 +48,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
@@ -71,6 +74,17 @@ let package = Package(
                 "NativeAuth",
                 "LenientJSON",
                 .target(name: "CNativeAuthSecret", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        .target(
+            name: "NativeAuthPostgres",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // File status for FileTokenStore, read in C (see its header for why).
@@ -442,6 +456,20 @@ let package = Package(
                 "LenientJSON",
             ]
         ),
+        // Against a real PostgreSQL started by scripts/postgres (NATIVEAUTH_POSTGRES_URL).
+        .testTarget(
+            name: "NativeAuthPostgresTests",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                "NativeAuthPostgres",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
+            ]
+        ),
         // Against the real authorization server started by scripts/test-server (django-oauth-toolkit).
         .testTarget(
             name: "NativeAuthIntegrationTests",
@@ -476,4 +504,18 @@ for target in package.targets where target.type != .system && target.type != .pl
             .enableUpcomingFeature("InternalImportsByDefault"),
             .enableUpcomingFeature("MemberImportVisibility"),
         ]
+}
+
+// scripts/test.sh builds and tests under ThreadSanitizer and AddressSanitizer with
+// NATIVEAUTH_WITHOUT_POSTGRES=1, which leaves NativeAuthPostgres, its tests and postgres-nio out: that
+// suite needs the real database and runs once, unsanitized, and postgres-nio would add minutes to
+// each sanitizer build for no test that runs there.
+if Context.environment["NATIVEAUTH_WITHOUT_POSTGRES"] == "1" {
+    let postgresTargets: Set = ["NativeAuthPostgres", "NativeAuthPostgresTests", "fleet-worker"]
+    package.products.removeAll { $0.name == "NativeAuthPostgres" }
+    package.targets.removeAll { postgresTargets.contains($0.name) }
+    package.dependencies.removeAll {
+        if case .sourceControl(_, let location, _) = $0.kind { return "\(location)".contains("postgres-nio") }
+        return false
+    }
 }

@@ -8,6 +8,7 @@
 #      and runs the test suite against them and against local test servers, then the keyring tests on
 #      their own against a real gnome-keyring-daemon on a private D-Bus bus (scripts/keyring-daemon),
 #      with debug logging on,
+#      then NativeAuthPostgres's tests against a real PostgreSQL 15 (scripts/postgres),
 #      and checks that no token or secret any server issued appears in any output (redaction);
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
@@ -52,7 +53,7 @@ logged_test() {
 
 # --- 1. system packages -------------------------------------------------------------------------
 source scripts/lib/packages.sh
-mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages; missing_transport_packages)
+mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages; missing_transport_packages; missing_postgres_packages)
 command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
 command -v strings >/dev/null 2>&1 || needed+=(binutils)
 install_packages "${needed[@]}"
@@ -118,6 +119,29 @@ trap stop_server EXIT
     echo "the keyring tests failed (exit $status); the full log: $redaction/suite.log" >&2
     exit 1
 }
+# NativeAuthPostgres against a real PostgreSQL 15 (scripts/postgres: a private cluster on 127.0.0.1,
+# owned by an unprivileged user), once and unsanitized; each test makes a database of its own.
+log "running the PostgreSQL token store tests against a real PostgreSQL"
+postgres=$(mktemp -d)
+postgres_url=$(scripts/postgres start "$postgres" | sed -n 's/^url: //p')
+trap 'scripts/postgres stop "$postgres" || true; rm -rf "$postgres"; stop_server' EXIT
+set +e
+NATIVEAUTH_REQUIRE_POSTGRES=1 NATIVEAUTH_POSTGRES_URL="$postgres_url" \
+    NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
+    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" \
+    timeout --kill-after=30 900 swift test --skip-build --filter NativeAuthPostgresTests 2>&1 \
+    | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
+status=${PIPESTATUS[0]}
+set -e
+scripts/postgres stop "$postgres" || true
+rm -rf "$postgres"
+trap stop_server EXIT
+[[ $status == 0 ]] || {
+    failures "$redaction/suite.log"
+    echo "the PostgreSQL tests failed (exit $status); the full log: $redaction/suite.log" >&2
+    exit 1
+}
+
 log "redaction: no token, code or client secret in anything the suite printed"
 python3 scripts/lib/redaction_check.py --self-test
 python3 scripts/lib/redaction_check.py --secrets "$redaction/secrets" .test-server/issued-secrets \
@@ -135,6 +159,9 @@ NATIVEAUTH_STRESS_TESTS=1 logged_test timeout --kill-after=30 900 swift test --s
 # The provider modules' sample-CLI suites are skipped for the same reason: their in-memory suites run
 # the same provider code sanitized.
 unsanitized='NativeAuthIntegrationTests|EntraCLITests|KeycloakCLITests|GitLabCLITests|Auth0CLITests|OktaCLITests'
+# NativeAuthPostgres and postgres-nio are left out of the sanitizer builds altogether (Package.swift):
+# its suite needs the real database and ran above.
+export NATIVEAUTH_WITHOUT_POSTGRES=1
 log "the test suite under ThreadSanitizer"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 # One known false positive is suppressed (scripts/lib/tsan-suppressions.txt says which and why).
@@ -149,6 +176,7 @@ log "the test suite under AddressSanitizer"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 logged_test timeout --kill-after=30 1200 \
     swift test --skip-build --sanitize=address --scratch-path .build-asan --skip "$unsanitized"
+unset NATIVEAUTH_WITHOUT_POSTGRES
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
 nativeauth="$(swift build --show-bin-path)/nativeauth-demo"
@@ -185,7 +213,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     # Quiet when it passes; when it fails, the warnings and errors that say why.
     docs_log=$(mktemp)
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
-        --target NativeAuthKeyring \
+        --target NativeAuthKeyring --target NativeAuthPostgres \
         --target NativeAuthTesting \
         --warnings-as-errors >"$docs_log" 2>&1 || {
         grep -E 'warning:|error:' "$docs_log" | grep -v -E 'prohibited flag|unhandled; explicitly' >&2
@@ -231,6 +259,6 @@ bash scripts/check-scaffold.sh
 # Unoptimized, in the AddressSanitizer build directory above (its C modules are reused): a quarter of
 # an hour less than an optimized build, and enough runs for a smoke test.
 log "fuzzing each parser of untrusted input for 15 s (scripts/fuzz; longer runs: Fuzz/RUNS.md)"
-scripts/fuzz --seconds 15 --debug
+NATIVEAUTH_WITHOUT_POSTGRES=1 scripts/fuzz --seconds 15 --debug
 
 log "all checks passed"

@@ -49,3 +49,11 @@ missing_transport_packages() {
     command -v openssl >/dev/null 2>&1 || echo openssl
     return 0
 }
+
+# Prints the packages NativeAuthPostgres's tests, the fleet sample and its benchmarks need when
+# missing: PostgreSQL itself (scripts/postgres runs initdb and pg_ctl from it) and psql.
+missing_postgres_packages() {
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
+    command -v psql >/dev/null 2>&1 || echo postgresql-client
+    return 0
+}

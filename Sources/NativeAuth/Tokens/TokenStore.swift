@@ -34,7 +34,9 @@ public protocol TokenStore: Sendable {
 
     /// What identifies the stored state of `key` cheaply, without loading it: it changes with every
     /// save and removal, in this process or another. `nil` (the default) when the store cannot tell
-    /// cheaply.
+    /// cheaply. A change through this handle shows at once; one made elsewhere may show a moment
+    /// later in a store that learns of it by notification (`NativeAuthPostgres`), never later than
+    /// the notification takes to arrive.
     ///
     /// An authenticator compares it before it uses the set it holds in memory, so that a logout or
     /// a new sign-in in another process takes effect at once. A store that returns `nil` has its

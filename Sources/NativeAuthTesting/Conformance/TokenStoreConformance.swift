@@ -28,7 +28,8 @@ public import NativeAuth
 /// - another handle sees what one saved;
 /// - concurrent saves and loads: every load returns one of the saved sets, never a mixture;
 /// - a store that names revisions (`revision(of:)` not `nil`): the revision changes with every save
-///   and removal, through another handle too, and stays the same while nothing changes;
+///   and removal, at once for the handle that made the change and within 5 s for another handle
+///   (a store kept current by notifications), and stays the same while nothing changes;
 /// - the lock: holders of one key never overlap, across handles too; holders of another key do
 ///   not wait; a wait gives up after its timeout with `token_store_failed`; a waiting task that is
 ///   cancelled stops waiting; the lock is free again after a body throws.
@@ -153,14 +154,33 @@ public struct TokenStoreConformance: Sendable {
         let key = TokenKey(issuer: "https://conformance.example/\(run)/revisions", clientID: "client")
         guard let empty = try await first.revision(of: key) else { return }  // the store cannot tell
         report.check(try await first.revision(of: key) == empty, "a revision must stay the same while nothing changes")
+        try await first.save(Self.fullSet("revision-0"), for: key)
+        let own = try await first.revision(of: key)
+        report.check(own != empty, "a save must change the revision of the handle that saved, at once")
         try await second.save(Self.fullSet("revision-1"), for: key)
-        let saved = try await first.revision(of: key)
-        report.check(saved != empty, "a save (through another handle) must change the revision")
+        let saved = try await Self.revision(of: key, in: first, changedFrom: own)
+        report.check(saved != own, "a save through another handle must change the revision (within 5 s)")
         try await second.save(Self.fullSet("revision-2"), for: key)
-        let resaved = try await first.revision(of: key)
-        report.check(resaved != saved, "every save must change the revision")
+        let resaved = try await Self.revision(of: key, in: first, changedFrom: saved)
+        report.check(resaved != saved, "every save must change the revision (within 5 s)")
         try await second.remove(key)
-        report.check(try await first.revision(of: key) != resaved, "a removal must change the revision")
+        let removed = try await Self.revision(of: key, in: first, changedFrom: resaved)
+        report.check(removed != resaved, "a removal must change the revision (within 5 s)")
+        report.check(try await first.revision(of: key) == removed, "a revision must stay the same after a removal")
+    }
+
+    /// `store`'s revision of `key` once it differs from `old`, or after 5 s. A store whose
+    /// revisions another handle's change reaches by notification (PostgreSQL's `NOTIFY`) sees the
+    /// change a moment later; one that reads them sees it at once.
+    private static func revision(
+        of key: TokenKey, in store: any TokenStore, changedFrom old: TokenStoreRevision?
+    ) async throws -> TokenStoreRevision? {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let revision = try await store.revision(of: key)
+            if revision != old || ContinuousClock.now >= deadline { return revision }
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     private func checkAtomicSaves(

@@ -1,0 +1,502 @@
+internal import Crypto
+internal import Foundation
+internal import LenientJSON
+public import Logging
+internal import NIOConcurrencyHelpers
+public import NativeAuth
+public import PostgresNIO
+
+/// Keeps token sets in PostgreSQL, so that a fleet of instances (replicas of a service, workers of
+/// an agent platform) shares them, and refreshes each one once however many instances need it.
+///
+/// - **Sealed at rest.** Each set is sealed with AES-256-GCM under the current ``SealingKey``,
+///   bound to its row; the table holds the key's id, never a token. A set sealed with a key this
+///   instance lacks, or that its key does not open, is a clear error, never an empty store.
+/// - **One refresh across machines.** The lock (``PostgresTokenLock``) is
+///   `pg_advisory_xact_lock` on the key, held by a transaction for the whole reload, refresh and
+///   save; a crashed holder's session ends and releases it.
+/// - **Caches that stay honest.** While ``run()`` runs, the store listens on a channel that
+///   every save and removal notifies (`LISTEN`/`NOTIFY`, in the statement that writes). An
+///   authenticator then uses its set in memory without a database round trip until another
+///   instance changes it, and a logout anywhere counts everywhere at once. Without ``run()``,
+///   each use reads the row's generation (one small query).
+///
+/// The table is created on first use by a versioned migration (or by ``migrate()`` for teams that
+/// run migrations themselves, with ``Configuration/migratesOnFirstUse`` off).
+///
+/// ```swift
+/// let client = PostgresClient(configuration: .init(host: "db", username: "app", password: pw,
+///                                                  database: "app", tls: .require(.makeClientConfiguration())))
+/// let store = PostgresTokenStore(client: client, keys: try SealingKeys(current: .init(id: "k1", base64: key)))
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { await client.run() }
+///     group.addTask { await store.run() }
+///     let auth = Authenticator(provider: provider, store: store)
+///     …
+/// }
+/// ```
+public final class PostgresTokenStore: TokenStore {
+    /// The store's settings.
+    public struct Configuration: Sendable {
+        /// Whether the first operation creates or upgrades the table. Default `true`.
+        public var migratesOnFirstUse: Bool
+        /// How long a holder of the lock may leave its transaction idle (a hung process, a machine
+        /// cut off without closing its connection) before PostgreSQL ends its session and frees
+        /// the lock. Default 2 minutes: far longer than any refresh.
+        public var lockHolderIdleLimit: Duration
+        /// How long one operation may take, a wait for a connection included, before it fails
+        /// (a database that is down answers with this error). Default 10 seconds.
+        public var operationTimeout: Duration
+
+        /// Creates settings; every parameter has the documented default.
+        public init(
+            migratesOnFirstUse: Bool = true,
+            lockHolderIdleLimit: Duration = .seconds(120),
+            operationTimeout: Duration = .seconds(10)
+        ) {
+            self.migratesOnFirstUse = migratesOnFirstUse
+            self.lockHolderIdleLimit = lockHolderIdleLimit
+            self.operationTimeout = operationTimeout
+        }
+    }
+
+    /// What the store did, for metrics and tests: how often it went to the database and how often
+    /// its cache answered.
+    public struct Statistics: Sendable, Equatable {
+        /// Queries that read a row or its generation.
+        public var databaseReads = 0
+        /// Saves and removals.
+        public var databaseWrites = 0
+        /// Revisions answered from memory, kept current by notifications.
+        public var revisionsFromMemory = 0
+        /// Notifications received from any instance (this one's own included).
+        public var notifications = 0
+    }
+
+    /// The table's name.
+    public static let tableName = "nativeauth_token_sets"
+    /// The channel every save and removal notifies.
+    public static let channel = "nativeauth_token_sets"
+
+    let client: PostgresClient
+    let keys: SealingKeys
+    let configuration: Configuration
+    let logger: Logger
+    let cache = NIOLockedValueBox(Cache())
+    private let migration = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+
+    /// The lock of this store's keys: every instance that shares the database.
+    public var lock: PostgresTokenLock { PostgresTokenLock(store: self) }
+
+    /// Creates a store on `client`, which the application runs (`client.run()`).
+    ///
+    /// - Parameters:
+    ///   - client: The connection pool. Each holder of a lock uses one connection for its
+    ///     transaction and others for the reads and writes inside it.
+    ///   - keys: The sealing keys.
+    ///   - configuration: The settings.
+    ///   - logger: Where the store logs (never a token).
+    public init(
+        client: PostgresClient,
+        keys: SealingKeys,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "NativeAuthPostgres")
+    ) {
+        self.client = client
+        self.keys = keys
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// What the store did so far.
+    public var statistics: Statistics { cache.withLockedValue { $0.statistics } }
+
+    /// Whether ``run()`` listens for changes now (revisions then come from memory): for health
+    /// checks, and for tests that wait until it does.
+    public var isListening: Bool { cache.withLockedValue { $0.listening } }
+
+    // MARK: - Migrations
+
+    /// The schema's migrations, in order; the position is the version.
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE \(tableName) (
+                issuer text NOT NULL,
+                client_id text NOT NULL,
+                account text NOT NULL,
+                generation bigint NOT NULL,
+                key_id text,
+                sealed bytea,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (issuer, client_id, account),
+                CHECK ((key_id IS NULL) = (sealed IS NULL))
+            )
+            """,
+            "COMMENT ON TABLE \(tableName) IS 'NativeAuth token sets, sealed with AES-256-GCM; sealed IS NULL once removed'",
+        ]
+    ]
+
+    /// Creates the table, or brings it to this version's schema; safe to run on every instance at
+    /// once (a lock keeps them apart) and again (it does nothing then).
+    ///
+    /// - Throws: ``AuthError`` (`token_store_failed`) when the database refuses.
+    public func migrate() async throws {
+        try await operation("migrate the token table") {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                // A fixed lock id of its own: instances starting together migrate one at a time.
+                try await connection.run("SELECT pg_advisory_xact_lock(7380981122334455667)", logger: self.logger)
+                try await connection.run(
+                    """
+                    CREATE TABLE IF NOT EXISTS nativeauth_schema_migrations (
+                        version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                    """,
+                    logger: self.logger
+                )
+                var applied = 0
+                for try await version in try await connection.query(
+                    "SELECT coalesce(max(version), 0) FROM nativeauth_schema_migrations", logger: self.logger
+                ).decode(Int.self) {
+                    applied = version
+                }
+                guard applied <= Self.migrations.count else {
+                    throw AuthError(
+                        .tokenStoreFailed,
+                        "the token table is at schema version \(applied), newer than this NativeAuth's"
+                            + " \(Self.migrations.count)",
+                        hint: "upgrade this instance to the NativeAuth the others run"
+                    )
+                }
+                for (index, statements) in Self.migrations.enumerated() where index + 1 > applied {
+                    for statement in statements {
+                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                    }
+                    let version = index + 1
+                    try await connection.run(
+                        "INSERT INTO nativeauth_schema_migrations (version) VALUES (\(version))", logger: self.logger)
+                    self.logger.info("migrated the token table", metadata: ["version": "\(version)"])
+                }
+            }
+        }
+    }
+
+    /// Migrates once per store, on first use, unless turned off.
+    func ensureMigrated() async throws {
+        guard configuration.migratesOnFirstUse else { return }
+        let task = migration.withLockedValue { current in
+            if let current { return current }
+            let task = Task { try await self.migrate() }
+            current = task
+            return task
+        }
+        do {
+            try await task.value
+        } catch {
+            // A failed migration (a database that is down) is tried again by the next operation.
+            migration.withLockedValue { if $0 == task { $0 = nil } }
+            throw error
+        }
+    }
+
+    // MARK: - TokenStore
+
+    public func load(_ key: TokenKey) async throws -> TokenSet? {
+        try await ensureMigrated()
+        let row = try await operation("read the tokens of \(key)") { () -> (String?, Data?)? in
+            let rows = try await self.client.query(
+                """
+                SELECT key_id, sealed FROM nativeauth_token_sets
+                WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
+                """,
+                logger: self.logger
+            )
+            for try await row in rows.decode((String?, Data?).self) { return row }
+            return nil
+        }
+        count { $0.databaseReads += 1 }
+        guard let row, let keyID = row.0, let sealed = row.1 else { return nil }
+        let plaintext = try keys.open(sealed, keyID: keyID, for: key)
+        do {
+            guard let object = try JSONValue.parse(plaintext).objectValue else {
+                throw AuthError(.tokenStoreFailed, "the stored tokens of \(key) are not a JSON object")
+            }
+            return try TokenSet(storageJSON: object)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw AuthError(
+                .tokenStoreFailed,
+                "the stored tokens of \(key) are damaged (\(error))",
+                hint: "sign in again to replace them"
+            )
+        }
+    }
+
+    public func save(_ tokens: TokenSet, for key: TokenKey) async throws {
+        try await ensureMigrated()
+        let plaintext: [UInt8]
+        do {
+            plaintext = try tokens.storageJSON.encoded()
+        } catch {
+            throw AuthError(.tokenStoreFailed, "cannot encode the tokens of \(key): \(error)")
+        }
+        let sealed = try keys.seal(plaintext, for: key)
+        let keyID = keys.current.id
+        let lockID = self.advisoryLockID(of: key)
+        let generation = try await operation("save the tokens of \(key)") { () -> Int64? in
+            // The notification goes out when the statement commits, with the new generation.
+            let rows = try await self.client.query(
+                """
+                WITH saved AS (
+                    INSERT INTO nativeauth_token_sets AS stored (issuer, client_id, account, generation, key_id, sealed)
+                    VALUES (\(key.issuer), \(key.clientID), \(key.account), 1, \(keyID), \(sealed))
+                    ON CONFLICT (issuer, client_id, account) DO UPDATE
+                    SET generation = stored.generation + 1, key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed,
+                        updated_at = now()
+                    RETURNING generation)
+                SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
+                FROM saved
+                """,
+                logger: self.logger
+            )
+            for try await row in rows.decode((Int64, String?).self) { return row.0 }
+            return nil
+        }
+        wrote(lockID, generation: generation)
+    }
+
+    public func remove(_ key: TokenKey) async throws {
+        try await ensureMigrated()
+        let lockID = self.advisoryLockID(of: key)
+        // The row stays, emptied, so that its generation keeps counting: a revision never comes back.
+        let generation = try await operation("remove the tokens of \(key)") { () -> Int64? in
+            let rows = try await self.client.query(
+                """
+                WITH removed AS (
+                    UPDATE nativeauth_token_sets SET generation = generation + 1, key_id = NULL, sealed = NULL,
+                        updated_at = now()
+                    WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
+                        AND sealed IS NOT NULL
+                    RETURNING generation)
+                SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
+                FROM removed
+                """,
+                logger: self.logger
+            )
+            for try await row in rows.decode((Int64, String?).self) { return row.0 }
+            return nil
+        }
+        wrote(lockID, generation: generation)
+    }
+
+    public func keys() async throws -> [TokenKey] {
+        try await ensureMigrated()
+        let keys = try await operation("list the stored accounts") { () -> [TokenKey] in
+            var keys: [TokenKey] = []
+            let rows = try await self.client.query(
+                "SELECT issuer, client_id, account FROM nativeauth_token_sets WHERE sealed IS NOT NULL",
+                logger: self.logger
+            )
+            for try await (issuer, clientID, account) in rows.decode((String, String, String).self) {
+                keys.append(TokenKey(issuer: issuer, clientID: clientID, account: account))
+            }
+            return keys
+        }
+        count { $0.databaseReads += 1 }
+        return keys
+    }
+
+    /// The row's generation: from memory while ``run()`` listens and has seen the key, else read.
+    public func revision(of key: TokenKey) async throws -> TokenStoreRevision? {
+        let lockID = self.advisoryLockID(of: key)
+        let known: (generation: Int64?, epoch: Int?) = cache.withLockedValue { cache in
+            guard cache.listening else { return (nil, nil) }
+            if let generation = cache.generations[lockID] {
+                cache.statistics.revisionsFromMemory += 1
+                return (generation, nil)
+            }
+            return (nil, cache.epoch)
+        }
+        if let generation = known.generation { return TokenStoreRevision([generation]) }
+        try await ensureMigrated()
+        let generation = try await operation("read the generation of \(key)") { () -> Int64 in
+            let rows = try await self.client.query(
+                """
+                SELECT generation FROM nativeauth_token_sets
+                WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
+                """,
+                logger: self.logger
+            )
+            for try await generation in rows.decode(Int64.self) { return generation }
+            return 0
+        }
+        cache.withLockedValue { cache in
+            cache.statistics.databaseReads += 1
+            // Kept only when the listener ran the whole time: then no change since is missed.
+            guard let epoch = known.epoch, cache.listening, cache.epoch == epoch else { return }
+            cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
+        }
+        return TokenStoreRevision([generation])
+    }
+
+    // MARK: - Listening
+
+    /// Listens for other instances' saves and removals until the task is cancelled, reconnecting
+    /// after a lost connection; while it listens, revisions come from memory.
+    ///
+    /// Run it beside `client.run()`. Without it the store still works, with one small read per use.
+    public func run() async {
+        var delay = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                try await ensureMigrated()
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        self.cache.withLockedValue { cache in
+                            cache.listening = true
+                            cache.epoch += 1
+                            cache.generations = [:]
+                        }
+                        self.logger.debug("listening for token changes")
+                        delay = .milliseconds(100)
+                        for try await notification in notifications {
+                            self.received(notification.payload)
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.warning(
+                    "not listening for token changes; each use reads from the database until the listener is back",
+                    metadata: ["error": "\(Self.describe(error))"]
+                )
+            }
+            stopListening()
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
+        stopListening()
+    }
+
+    private func stopListening() {
+        cache.withLockedValue { cache in
+            cache.listening = false
+            cache.epoch += 1
+            cache.generations = [:]
+        }
+    }
+
+    /// A notification's payload: `LOCKID:GENERATION`.
+    func received(_ payload: String) {
+        let parts = payload.split(separator: ":")
+        guard parts.count == 2, let lockID = Int64(parts[0]), let generation = Int64(parts[1]) else {
+            logger.warning("ignored a malformed token change notification")
+            return
+        }
+        cache.withLockedValue { cache in
+            cache.statistics.notifications += 1
+            guard cache.listening else { return }
+            cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
+        }
+    }
+
+    private func wrote(_ lockID: Int64, generation: Int64?) {
+        cache.withLockedValue { cache in
+            cache.statistics.databaseWrites += 1
+            guard let generation, cache.listening else { return }
+            cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
+        }
+    }
+
+    private func count(_ change: (inout Statistics) -> Void) {
+        cache.withLockedValue { change(&$0.statistics) }
+    }
+
+    // MARK: - Support
+
+    /// What the store keeps in memory.
+    struct Cache {
+        var listening = false
+        /// Changes whenever listening starts or stops: a read that began in another epoch may
+        /// have missed a change, and is not kept.
+        var epoch = 0
+        /// The latest generation seen per lock id.
+        var generations: [Int64: Int64] = [:]
+        var lockIDs: [TokenKey: Int64] = [:]
+        var statistics = Statistics()
+    }
+
+    /// The advisory lock id of `key`, and its id in notifications: 64 bits of SHA-256 of the key.
+    /// `pg_locks` shows it as `classid` (high 32 bits) and `objid` (low 32 bits), which tells an
+    /// operator which session holds a key's lock.
+    public func advisoryLockID(of key: TokenKey) -> Int64 {
+        if let known = cache.withLockedValue({ $0.lockIDs[key] }) { return known }
+        let digest = SHA256.hash(data: SealingKeys.associatedData(key))
+        let id = digest.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+        cache.withLockedValue { cache in
+            if cache.lockIDs.count > 10_000 { cache.lockIDs = [:] }
+            cache.lockIDs[key] = id
+        }
+        return id
+    }
+
+    /// Runs `body`, bounded by ``Configuration/operationTimeout``; a database error becomes an
+    /// ``AuthError`` (`token_store_failed`) that says what failed and what to do.
+    func operation<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = configuration.operationTimeout
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw AuthError(
+                        .tokenStoreFailed,
+                        "cannot \(what): PostgreSQL did not answer within \(timeout)",
+                        hint: "check that the database is up and reachable; the operation can be tried again",
+                        isRetryable: true
+                    )
+                }
+                return value
+            }
+        } catch let error as AuthError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw Self.storeError(what, error)
+        }
+    }
+
+    /// A database error as an ``AuthError``; never the query's values.
+    static func storeError(_ what: String, _ error: any Error) -> AuthError {
+        AuthError(
+            .tokenStoreFailed,
+            "cannot \(what): \(describe(error))",
+            hint: "check that the database is up and reachable and that its user may use the table; the"
+                + " operation can be tried again",
+            isRetryable: true
+        )
+    }
+
+    /// A PostgreSQL error in words: the server's SQLSTATE and message, or the connection problem.
+    /// (`PSQLError`'s own description hides everything, and its reflection holds the query's values.)
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let info = error.serverInfo {
+            let state = info[.sqlState] ?? "?"
+            let message = info[.message] ?? "no message"
+            return "PostgreSQL answered \(state): \(message)"
+        }
+        switch error.code {
+        case .connectionError: return "cannot connect to PostgreSQL"
+        case .serverClosedConnection, .uncleanShutdown: return "PostgreSQL closed the connection"
+        case .poolClosed: return "the PostgreSQL client was shut down"
+        default: return "PostgreSQL client error \(error.code)"
+        }
+    }
+}

@@ -1,0 +1,276 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NativeAuth
+import NativeAuthPostgres
+import NativeAuthTesting
+import PostgresNIO
+import TestSupport
+import Testing
+
+/// PostgresTokenStore against a real PostgreSQL 15 (scripts/postgres), each test in a database of
+/// its own.
+@Suite(.testLogging, .enabled(if: TestDatabase.isAvailable, "needs NATIVEAUTH_POSTGRES_URL (scripts/postgres)"))
+struct PostgresTokenStoreTests {
+    @Test func theStoreConformsReadingRevisionsFromTheDatabase() async throws {
+        try await TestDatabase.withStores(2, listening: false) { stores in
+            let next = NIOLockedValueBox(0)
+            try await TokenStoreConformance {
+                stores[
+                    next.withLockedValue { index in
+                        defer { index += 1 }
+                        return index % 2
+                    }]
+            }.run()
+        }
+    }
+
+    @Test func theStoreConformsWithRevisionsKeptByNotifications() async throws {
+        try await TestDatabase.withStores(2, listening: true) { stores in
+            let next = NIOLockedValueBox(0)
+            try await TokenStoreConformance {
+                stores[
+                    next.withLockedValue { index in
+                        defer { index += 1 }
+                        return index % 2
+                    }]
+            }.run()
+            #expect(stores[0].statistics.revisionsFromMemory > 0, "the suite reads revisions through its first handle")
+            #expect(stores.allSatisfy { $0.statistics.notifications > 0 })
+        }
+    }
+
+    static func tokens(_ marker: String) -> TokenSet {
+        TokenSet(
+            accessToken: "pg-access-\(marker)-\(UUID().uuidString)",
+            tokenType: "Bearer",
+            refreshToken: "pg-refresh-\(marker)-\(UUID().uuidString)",
+            idToken: "pg.id.\(marker)-\(UUID().uuidString)",
+            scopes: ["openid"],
+            expiresAt: Date().addingTimeInterval(3600),
+            issuedAt: Date()
+        )
+    }
+
+    /// A dump of the table (every column as text, the sealed bytes as hex and as raw bytes) holds
+    /// no token, and shows which key sealed each row.
+    @Test func theTableHoldsNoTokenOnlySealedBytesAndTheKeyID() async throws {
+        let database = try await TestDatabase.create()
+        let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "alice")
+        let tokens = Self.tokens("sealed")
+        try await TestDatabase.withStores(1, database: database, listening: false) { stores in
+            try await stores[0].save(tokens, for: key)
+            let loaded = try await stores[0].load(key)
+            #expect(loaded == tokens)
+        }
+        let dump = try await TestDatabase.withClient(database: database) { client in
+            var text = ""
+            for try await (row, sealed) in try await client.query(
+                "SELECT t::text, t.sealed FROM nativeauth_token_sets t", logger: TestDatabase.logger
+            ).decode((String, Data).self) {
+                text += row + (String(data: sealed, encoding: .isoLatin1) ?? "")
+            }
+            return text
+        }
+        #expect(dump.contains("alice") && dump.contains("k1"), "the row and its key id are there")
+        for secret in [tokens.accessToken, tokens.refreshToken ?? "", tokens.idToken ?? ""] {
+            #expect(!dump.contains(secret), "a token is in the table")
+        }
+        #expect(!dump.contains("pg-access") && !dump.contains("pg-refresh"))
+    }
+
+    /// A key under the same id that is not the one that sealed, a key id this instance lacks, and
+    /// rotation: each a clear error naming the key, never an empty store; the next save re-seals.
+    @Test func aWrongOrMissingKeyIsAClearErrorAndRotationReseals() async throws {
+        let database = try await TestDatabase.create()
+        let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "bob")
+        let tokens = Self.tokens("rotation")
+        let first = try SealingKey(id: "k1", key: SymmetricKey(size: .bits256))
+        let second = try SealingKey(id: "k2", key: SymmetricKey(size: .bits256))
+        try await TestDatabase.withStores(1, database: database, keys: SealingKeys(current: first), listening: false) {
+            try await $0[0].save(tokens, for: key)
+        }
+        // Another key under the id "k1".
+        try await TestDatabase.withStores(1, database: database, listening: false) { stores in
+            let error = await #expect(throws: AuthError.self) { try await stores[0].load(key) }
+            #expect(error?.code == .tokenStoreFailed)
+            #expect(
+                error?.message.contains("\"k1\" does not open the stored tokens") == true,
+                "\(String(describing: error))")
+            let listed = try await stores[0].keys()
+            #expect(listed == [key], "the row is still listed, not lost")
+        }
+        // Only "k2": the row names "k1".
+        try await TestDatabase.withStores(1, database: database, keys: SealingKeys(current: second), listening: false) {
+            stores in
+            let error = await #expect(throws: AuthError.self) { try await stores[0].load(key) }
+            #expect(error?.message.contains("sealed with the key \"k1\", which this instance was not given") == true)
+            #expect(error?.hint?.contains("previous sealing keys") == true)
+        }
+        // "k2" current, "k1" previous: it opens, and the next save re-seals with "k2".
+        let rotated = try SealingKeys(current: second, previous: [first])
+        try await TestDatabase.withStores(1, database: database, keys: rotated, listening: false) { stores in
+            let loaded = try await stores[0].load(key)
+            #expect(loaded == tokens)
+            try await stores[0].save(tokens, for: key)
+        }
+        let keyIDs = try await TestDatabase.withClient(database: database) { client in
+            var ids: [String] = []
+            for try await id in try await client.query(
+                "SELECT key_id FROM nativeauth_token_sets", logger: TestDatabase.logger
+            ).decode(String.self) {
+                ids.append(id)
+            }
+            return ids
+        }
+        #expect(keyIDs == ["k2"])
+        try await TestDatabase.withStores(1, database: database, keys: SealingKeys(current: second), listening: false) {
+            let loaded = try await $0[0].load(key)
+            #expect(loaded == tokens, "k1 is no longer needed")
+        }
+    }
+
+    /// A row copied into another account's row does not open there (the sealed value is bound to
+    /// its key).
+    @Test func aSealedSetCopiedToAnotherAccountDoesNotOpen() async throws {
+        let database = try await TestDatabase.create()
+        let alice = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "alice")
+        let mallory = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "mallory")
+        let keys = try TestDatabase.keys()
+        try await TestDatabase.withStores(1, database: database, keys: keys, listening: false) { stores in
+            try await stores[0].save(Self.tokens("alice"), for: alice)
+            try await stores[0].save(Self.tokens("mallory"), for: mallory)
+        }
+        try await TestDatabase.withClient(database: database) { client in
+            try await client.query(
+                """
+                UPDATE nativeauth_token_sets SET sealed = (SELECT sealed FROM nativeauth_token_sets WHERE account = 'alice')
+                WHERE account = 'mallory'
+                """,
+                logger: TestDatabase.logger)
+        }
+        try await TestDatabase.withStores(1, database: database, keys: keys, listening: false) { stores in
+            await #expect(throws: AuthError.self) { try await stores[0].load(mallory) }
+            let opened = try await stores[0].load(alice)
+            #expect(opened != nil)
+        }
+    }
+
+    // MARK: - With authenticators
+
+    static func provider(_ sandbox: SandboxAuthorizationServer) throws -> GenericOIDCProvider {
+        try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+                scopes: ["openid", "profile", "email", "offline_access"]))
+    }
+
+    /// Instances on separate clients (separate machines, as far as the store can tell): a valid
+    /// token costs no database read; another instance's refresh is seen at once, with one read; a
+    /// logout anywhere is a `login_required` everywhere within a second.
+    @Test func anotherInstancesRefreshAndLogoutAreSeenWithoutAReadPerCall() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        try await TestDatabase.withStores(2, listening: true) { stores in
+            let first = Authenticator(
+                provider: try Self.provider(sandbox), store: stores[0], transport: sandbox.transport)
+            let second = Authenticator(
+                provider: try Self.provider(sandbox), store: stores[1], transport: sandbox.transport)
+            try await first.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            let signedIn = try await first.accessToken()
+            let seenBySecond = try await second.accessToken()
+            #expect(seenBySecond == signedIn)
+
+            let before = stores[1].statistics
+            for _ in 0..<200 {
+                let token = try await second.accessToken()
+                #expect(token == signedIn)
+            }
+            let after = stores[1].statistics
+            #expect(after.databaseReads == before.databaseReads, "200 calls with a valid token read nothing")
+            #expect(after.revisionsFromMemory - before.revisionsFromMemory == 200)
+
+            let refreshed = try await first.refresh().accessToken
+            let deadline = ContinuousClock.now + .seconds(1)
+            var seen = try await second.accessToken()
+            while seen != refreshed && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+                seen = try await second.accessToken()
+            }
+            #expect(seen == refreshed, "the other instance's refresh is seen within a second")
+            #expect(stores[1].statistics.databaseReads - after.databaseReads == 1, "one read: the new set")
+            #expect(sandbox.grantCount(.refreshToken) == 1)
+
+            _ = try await first.logout()
+            var loggedOut = false
+            while !loggedOut && ContinuousClock.now < deadline + .seconds(1) {
+                do {
+                    _ = try await second.accessToken()
+                    try await Task.sleep(for: .milliseconds(2))
+                } catch let error as AuthError where error.code == .loginRequired {
+                    loggedOut = true
+                }
+            }
+            #expect(loggedOut, "a logout on one instance is login_required on the other within a second")
+            let left = try await stores[1].load(first.key)
+            #expect(left == nil, "and nothing was written back")
+            #expect(sandbox.grantCount(.refreshToken) == 1, "no refresh from the copy in memory")
+        }
+        await sandbox.stop()
+    }
+
+    /// Four instances, each on its own client, 25 callers each, an expired access token and
+    /// rotating refresh tokens: one refresh request, no refused refresh token, every caller served.
+    @Test func instancesOnSeparateConnectionsRefreshOnce() async throws {
+        let time = TestClock()
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(autoApprove: true, clock: time.clock), mode: .inMemory)
+        try await TestDatabase.withStores(4, listening: true) { stores in
+            let authenticators = try stores.map {
+                Authenticator(
+                    provider: try Self.provider(sandbox), store: $0, transport: sandbox.transport, clock: time.clock)
+            }
+            try await authenticators[0].login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            let old = try await authenticators[0].accessToken()
+            for authenticator in authenticators { _ = try await authenticator.accessToken() }
+            time.advance(by: .seconds(7200))
+            let served = try await withThrowingTaskGroup(of: String.self) { group in
+                for authenticator in authenticators {
+                    for _ in 0..<25 { group.addTask { try await authenticator.accessToken() } }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(served.count == 100)
+            #expect(Set(served).count == 1 && served.first != old, "every caller got the one new token")
+            #expect(sandbox.grantCount(.refreshToken) == 1)
+            #expect(sandbox.errorCount("invalid_grant") == 0)
+        }
+        await sandbox.stop()
+    }
+
+    /// A key's lock is held by one instance; another's wait gives up at its timeout; the first's
+    /// death (its connection closed) frees the lock at once.
+    @Test func aLockHeldByAnInstanceWhoseConnectionDiesIsFreed() async throws {
+        let database = try await TestDatabase.create()
+        let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "lock")
+        try await TestDatabase.withStores(1, database: database, listening: false) { stores in
+            try await stores[0].migrate()
+            // A bare session holds the advisory lock the store uses, then dies.
+            let connection = try await TestDatabase.connect(database: database)
+            let lockID = stores[0].advisoryLockID(of: key)
+            try await connection.query("BEGIN", logger: TestDatabase.logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: TestDatabase.logger)
+            let error = await #expect(throws: AuthError.self) {
+                try await stores[0].lock.withLock(key, timeout: .milliseconds(500)) { true }
+            }
+            #expect(error?.code == .tokenStoreFailed && error?.isRetryable == true)
+            async let waited = stores[0].lock.withLock(key, timeout: .seconds(20)) { ContinuousClock.now }
+            try await Task.sleep(for: .milliseconds(300))
+            let died = ContinuousClock.now
+            try await connection.close()
+            let acquired = try await waited
+            #expect(acquired > died)
+            #expect(acquired - died < .seconds(2), "the lock is free once its session ends")
+        }
+    }
+}
