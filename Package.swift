@@ -243,6 +243,19 @@ let package = Package(
             ],
             path: "Samples/NativeAuthCLI"
         ),
+        // N instances against one PostgreSQL, calling an API with one shared account's tokens.
+        .executableTarget(
+            name: "fleet-worker",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Samples/FleetWorker"
+        ),
         // The demo and the sandbox, apart from `nativeauth` so that a shipped CLI does not link the
         // sandbox authorization server.
         .executableTarget(

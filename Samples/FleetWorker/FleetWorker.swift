@@ -1,0 +1,240 @@
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import Logging
+import NativeAuth
+import NativeAuthPostgres
+import PostgresNIO
+
+/// A service that N instances run against one PostgreSQL: each calls a protected API in a loop with
+/// one shared account's tokens, and the account's access token is refreshed once for all of them.
+///
+/// The database and the sealing key come from the environment, never from the command line
+/// (another user can read a process's arguments): `FLEET_DATABASE_URL`
+/// (`postgres://user:password@host:port/database`, `?sslmode=disable|prefer|require`) and
+/// `FLEET_SEALING_KEY` (32 bytes in base64: `openssl rand -base64 32`).
+@main
+struct FleetWorker: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet-worker",
+        abstract: "Call a protected API from many instances with one shared account's tokens (PostgreSQL).",
+        discussion: """
+            Environment: FLEET_DATABASE_URL (postgres://user:password@host:port/database) and \
+            FLEET_SEALING_KEY (base64 of 32 bytes; `openssl rand -base64 32`). Every instance needs the same key.
+            """,
+        subcommands: [Login.self, Work.self, Logout.self],
+        defaultSubcommand: Work.self
+    )
+}
+
+/// What every subcommand shares: the provider, the account and the database.
+struct Connection: ParsableArguments {
+    @Option(help: "The authorization server's issuer URL.")
+    var issuer: String
+
+    @Option(name: .customLong("client-id"), help: "The OAuth client id.")
+    var clientID: String
+
+    @Option(help: "The shared account's name.")
+    var account = TokenKey.defaultAccount
+
+    @Option(parsing: .upToNextOption, help: "Scopes to ask for at sign-in.")
+    var scopes: [String] = ["openid", "offline_access"]
+
+    @Option(name: .customLong("sealing-key-id"), help: "The id stored beside each set FLEET_SEALING_KEY seals.")
+    var sealingKeyID = "k1"
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "warning"
+
+    var logger: Logger {
+        var logger = Logger(label: "fleet-worker") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        return logger
+    }
+
+    /// Runs `body` with a running client, a listening store and an authenticator.
+    func withAuthenticator<T: Sendable>(
+        _ body: @Sendable (Authenticator, PostgresTokenStore) async throws -> T
+    ) async throws -> T {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["FLEET_DATABASE_URL"] else {
+            throw ValidationError("set FLEET_DATABASE_URL to postgres://user:password@host:port/database")
+        }
+        guard let sealingKey = environment["FLEET_SEALING_KEY"] else {
+            throw ValidationError("set FLEET_SEALING_KEY to 32 bytes in base64 (openssl rand -base64 32)")
+        }
+        guard let issuer = URL(string: issuer), issuer.scheme != nil else {
+            throw ValidationError("--issuer is not a URL")
+        }
+        let logger = self.logger
+        let client = PostgresClient(configuration: try Self.databaseConfiguration(url), backgroundLogger: logger)
+        let keys = try SealingKeys(current: SealingKey(id: sealingKeyID, base64: sealingKey))
+        let store = PostgresTokenStore(client: client, keys: keys, logger: logger)
+        let provider = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(issuer: issuer, clientID: clientID, scopes: scopes))
+        let authenticator = Authenticator(provider: provider, store: store, account: account, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            group.addTask { await store.run() }
+            defer { group.cancelAll() }
+            // Listening first: from then on, a valid token costs no database round trip.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !store.isListening && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return try await body(authenticator, store)
+        }
+    }
+
+    /// The client settings a `postgres://` URL names; the password is never printed.
+    static func databaseConfiguration(_ text: String) throws -> PostgresClient.Configuration {
+        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
+            let host = url.host, !host.isEmpty, let user = url.user
+        else {
+            throw ValidationError("FLEET_DATABASE_URL is not postgres://user:password@host:port/database")
+        }
+        let database = String(url.path.drop { $0 == "/" })
+        let mode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        let tls: PostgresClient.Configuration.TLS
+        switch mode {
+        case "disable": tls = .disable
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        case "require": tls = .require(.makeClientConfiguration())
+        default: throw ValidationError("sslmode must be disable, prefer or require, not \(mode)")
+        }
+        return PostgresClient.Configuration(
+            host: host, port: url.port ?? 5432, username: user, password: url.password,
+            database: database.isEmpty ? nil : database, tls: tls)
+    }
+}
+
+/// Signs the shared account in once, in a browser; every instance then uses its tokens.
+struct Login: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sign the shared account in (opens a browser).")
+
+    @OptionGroup var connection: Connection
+
+    func run() async throws {
+        let subject = try await connection.withAuthenticator { authenticator, _ in
+            try await authenticator.login(presenter: LoopbackPresenter()).subject
+        }
+        print("Signed in\(subject.map { " as \($0)" } ?? ""); every instance now uses these tokens.")
+    }
+}
+
+/// Signs the shared account out everywhere: every instance's next call says a sign-in is needed.
+struct Logout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sign the shared account out on every instance.")
+
+    @OptionGroup var connection: Connection
+
+    func run() async throws {
+        let result = try await connection.withAuthenticator { authenticator, _ in
+            try await authenticator.logout()
+        }
+        print(result.removedTokens ? "Signed out on every instance." : "Not signed in; nothing to sign out.")
+    }
+}
+
+/// The service: callers in parallel, each calling the API with the shared account's tokens.
+struct Work: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Call the API from concurrent callers; print a summary as one JSON line."
+    )
+
+    @OptionGroup var connection: Connection
+
+    @Option(help: "The protected API to call (GET).")
+    var api: String
+
+    @Option(help: "How many callers run at once.")
+    var callers = 4
+
+    @Option(help: "Calls per caller; 0 to call until stopped (or signed out, with --until-signed-out).")
+    var calls = 10
+
+    @Option(name: .customLong("interval-ms"), help: "Pause between one caller's calls, in milliseconds.")
+    var intervalMilliseconds = 0
+
+    @Option(
+        name: .customLong("start-at"),
+        help: "Start calling at this time (Unix milliseconds), so that many instances start together.")
+    var startAt: Int64?
+
+    @Flag(help: "Call until the account is signed out (anywhere), then exit 0.")
+    var untilSignedOut = false
+
+    func run() async throws {
+        guard let api = URL(string: api), api.scheme != nil else { throw ValidationError("--api is not a URL") }
+        let callers = max(1, self.callers)
+        let calls = calls
+        let interval = Duration.milliseconds(max(0, intervalMilliseconds))
+        let untilSignedOut = untilSignedOut
+        let startAt = startAt
+        let summary = try await connection.withAuthenticator { authenticator, store in
+            if let startAt {
+                let wait = Double(startAt) / 1000 - Date().timeIntervalSince1970
+                if wait > 0 { try await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
+            }
+            let started = ContinuousClock.now
+            let tally = try await withThrowingTaskGroup(of: Tally.self) { group in
+                for _ in 0..<callers {
+                    group.addTask {
+                        var tally = Tally()
+                        var done = 0
+                        while calls == 0 || done < calls {
+                            done += 1
+                            do {
+                                let (response, _) = try await authenticator.send(HTTPRequest(method: .get, url: api))
+                                if response.status.code == 200 {
+                                    tally.succeeded += 1
+                                } else {
+                                    tally.failed["http_\(response.status.code)", default: 0] += 1
+                                }
+                            } catch let error as AuthError {
+                                tally.failed[error.code.rawValue, default: 0] += 1
+                                if untilSignedOut && error.code == .loginRequired {
+                                    tally.signedOut = true
+                                    return tally
+                                }
+                            }
+                            if Task.isCancelled { break }
+                            if interval > .zero { try await Task.sleep(for: interval) }
+                        }
+                        return tally
+                    }
+                }
+                return try await group.reduce(into: Tally()) { $0.add($1) }
+            }
+            return tally.summary(elapsed: ContinuousClock.now - started, statistics: store.statistics)
+        }
+        print(summary)
+        let ok = untilSignedOut ? summary.contains("\"signed_out\":true") : !summary.contains("\"failed\":{\"")
+        if !ok { throw ExitCode(1) }
+    }
+}
+
+/// What the callers of one instance saw.
+struct Tally: Sendable {
+    var succeeded = 0
+    var failed: [String: Int] = [:]
+    var signedOut = false
+
+    mutating func add(_ other: Tally) {
+        succeeded += other.succeeded
+        failed.merge(other.failed, uniquingKeysWith: +)
+        signedOut = signedOut || other.signedOut
+    }
+
+    /// One JSON line: the counts, the elapsed time and the store's statistics.
+    func summary(elapsed: Duration, statistics: PostgresTokenStore.Statistics) -> String {
+        let failures = failed.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        return "{\"succeeded\":\(succeeded),\"failed\":{\(failures)},\"signed_out\":\(signedOut),"
+            + "\"elapsed_ms\":\(milliseconds),\"database_reads\":\(statistics.databaseReads),"
+            + "\"database_writes\":\(statistics.databaseWrites),"
+            + "\"revisions_from_memory\":\(statistics.revisionsFromMemory)}"
+    }
+}

@@ -1,0 +1,140 @@
+import Crypto
+import Foundation
+import NativeAuth
+import NativeAuthPostgres
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+/// The fleet sample (`fleet-worker`) as separate processes against one real PostgreSQL and the
+/// sandbox on loopback: what the single-refresh promise means across machines.
+@Suite(.testLogging, .enabled(if: TestDatabase.isAvailable, "needs NATIVEAUTH_POSTGRES_URL (scripts/postgres)"))
+struct FleetTests {
+    /// A fleet's shared settings: a database of its own, one sealing key, the sandbox.
+    struct Fleet {
+        let sandbox: SandboxAuthorizationServer
+        let database: String
+        let sealingKey: String
+        let worker = cliPath("fleet-worker")
+
+        var environment: [String: String] {
+            get throws {
+                guard let url = TestDatabase.url,
+                    var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                else { throw AuthError(.configurationInvalid, "NATIVEAUTH_POSTGRES_URL is not set") }
+                components.path = "/" + database
+                components.query = "sslmode=disable"
+                return ["FLEET_DATABASE_URL": components.string ?? "", "FLEET_SEALING_KEY": sealingKey]
+            }
+        }
+
+        var connection: [String] {
+            ["--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID]
+        }
+
+        static func start() async throws -> Fleet {
+            let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
+            let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+            return Fleet(sandbox: sandbox, database: try await TestDatabase.create(), sealingKey: key)
+        }
+
+        /// `fleet-worker login`, through a browser that follows the sandbox's approval.
+        func login() async throws {
+            let result = try await run(
+                worker, ["login"] + connection,
+                environment: try environment.merging(["BROWSER": redirectFollowingBrowser]) { $1 })
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("Signed in"))
+        }
+
+        /// Runs `body` with a store of the fleet's database and key, and an authenticator on it.
+        func withAuthenticator<T: Sendable>(_ body: @Sendable (Authenticator, PostgresTokenStore) async throws -> T)
+            async throws -> T
+        {
+            let keys = try SealingKeys(current: SealingKey(id: "k1", base64: sealingKey))
+            return try await TestDatabase.withStores(1, database: database, keys: keys, listening: false) { stores in
+                let provider = try GenericOIDCProvider(
+                    configuration: ProviderConfiguration(
+                        issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+                        scopes: ["openid", "offline_access"]))
+                return try await body(Authenticator(provider: provider, store: stores[0]), stores[0])
+            }
+        }
+    }
+
+    /// One worker's summary line.
+    struct Summary {
+        let succeeded: Int
+        let failed: [String: Int]
+        let signedOut: Bool
+
+        init(_ result: CommandResult) throws {
+            let line = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw AuthError(.tokenStoreFailed, "no summary: \(result.stdout) \(result.stderr)")
+            }
+            succeeded = object["succeeded"] as? Int ?? -1
+            failed = object["failed"] as? [String: Int] ?? [:]
+            signedOut = object["signed_out"] as? Bool ?? false
+        }
+    }
+
+    /// 16 worker processes × 50 concurrent callers, started together, with one expired access
+    /// token and rotating refresh tokens: exactly one refresh request, no `invalid_grant`, every
+    /// caller served; then a logout from one more process ends every running worker's calls.
+    @Test func sixteenWorkersTimesFiftyCallersRefreshOnceAndALogoutReachesThemAll() async throws {
+        let fleet = try await Fleet.start()
+        try await fleet.login()
+        try await fleet.withAuthenticator { authenticator, _ in try await authenticator.expireAccessToken() }
+        fleet.sandbox.resetCounts()
+
+        let api = fleet.sandbox.url(.resource).absoluteString
+        let startAt = Int64((Date().timeIntervalSince1970 + 5) * 1000)
+        let environment = try fleet.environment
+        let workers = try (0..<16).map { _ in
+            try RunningCommand(
+                fleet.worker,
+                ["run"] + fleet.connection + [
+                    "--api", api, "--callers", "50", "--calls", "1", "--start-at", String(startAt),
+                ],
+                environment: environment)
+        }
+        var results: [CommandResult] = []
+        for worker in workers { results.append(await worker.finish(closeInput: true)) }
+        for result in results {
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            let summary = try Summary(result)
+            #expect(summary.succeeded == 50 && summary.failed.isEmpty, "\(result.stdout)")
+        }
+        #expect(fleet.sandbox.grantCount(.refreshToken) == 1, "one refresh for 800 callers on 16 processes")
+        #expect(fleet.sandbox.errorCount("invalid_grant") == 0)
+
+        // Four workers calling until signed out; a logout elsewhere ends them all.
+        let running = try (0..<4).map { _ in
+            try RunningCommand(
+                fleet.worker,
+                ["run"] + fleet.connection + [
+                    "--api", api, "--callers", "2", "--calls", "0", "--interval-ms", "20", "--until-signed-out",
+                ],
+                environment: environment)
+        }
+        try await Task.sleep(for: .seconds(2))
+        let logout = try await run(fleet.worker, ["logout"] + fleet.connection, environment: environment)
+        #expect(logout.status == 0 && logout.stdout.contains("Signed out on every instance"), "\(logout.stderr)")
+        let loggedOut = ContinuousClock.now
+        for worker in running {
+            let result = await worker.finish(closeInput: true)
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            let summary = try Summary(result)
+            #expect(summary.signedOut && summary.succeeded > 0, "\(result.stdout)")
+            #expect(Set(summary.failed.keys).isSubset(of: ["login_required"]), "\(result.stdout)")
+        }
+        #expect(ContinuousClock.now - loggedOut < .seconds(10), "every worker stopped soon after the logout")
+        try await fleet.withAuthenticator { _, store in
+            let keys = try await store.keys()
+            #expect(keys.isEmpty, "the account was not written back by a worker's copy in memory")
+        }
+        #expect(fleet.sandbox.grantCount(.refreshToken) == 1)
+        await fleet.sandbox.stop()
+    }
+}
