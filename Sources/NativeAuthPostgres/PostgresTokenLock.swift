@@ -34,12 +34,24 @@ public struct PostgresTokenLock: TokenLock {
         let lockID = store.advisoryLockID(of: key)
         let idleLimit = Self.milliseconds(store.configuration.lockHolderIdleLimit)
         let deadline = ContinuousClock.now + timeout
+        // A connection first, within the operation timeout: a pool whose database is down would
+        // otherwise hold the lease request for as long as its circuit breaker takes to trip.
+        let client = store.client
+        try await store.operation("reach the database to lock the tokens of \(key)") {
+            try await client.withConnection { _ in }
+        }
         do {
-            return try await store.client.withConnection { connection in
+            return try await client.withConnection { connection in
                 try await locked(
                     lockID, on: connection, deadline: deadline, timeout: timeout, idleLimit: idleLimit, body)
             }
-        } catch let error as PSQLError {
+        } catch let failure as BodyFailure {
+            throw failure.error  // the body's own error, as it is
+        } catch let error as AuthError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
             throw PostgresTokenStore.storeError("lock the tokens of \(key)", error)
         }
     }
@@ -62,15 +74,15 @@ public struct PostgresTokenLock: TokenLock {
             )
             try await acquire(lockID, on: connection, deadline: deadline, timeout: timeout, logger: logger)
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await connection.run("ROLLBACK", logger: logger)
             throw error
         }
         let result: T
         do {
             result = try await body()
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            throw error
+            _ = try? await connection.run("ROLLBACK", logger: logger)
+            throw BodyFailure(error: error)
         }
         // Nothing was written in this transaction: committing only frees the lock, and a lost
         // connection frees it as well.
@@ -124,6 +136,11 @@ public struct PostgresTokenLock: TokenLock {
         let (seconds, attoseconds) = duration.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
+}
+
+/// What the body threw, kept apart from the database's errors so that it passes through unchanged.
+private struct BodyFailure: Error {
+    let error: any Error
 }
 
 extension PostgresConnection {

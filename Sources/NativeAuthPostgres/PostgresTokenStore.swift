@@ -486,7 +486,15 @@ public final class PostgresTokenStore: TokenStore {
     /// A PostgreSQL error in words: the server's SQLSTATE and message, or the connection problem.
     /// (`PSQLError`'s own description hides everything, and its reflection holds the query's values.)
     static func describe(_ error: any Error) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
+        guard let error = error as? PSQLError else {
+            // The pool's own errors (its module is not public API): named by their case.
+            let name = String(reflecting: error)
+            if name.contains("CircuitBreaker") {
+                return "PostgreSQL has not accepted a connection for a minute or more; the client keeps trying"
+            }
+            if name.contains("poolShutdown") { return "the PostgreSQL client was shut down" }
+            return "\(type(of: error))"
+        }
         if let info = error.serverInfo {
             let state = info[.sqlState] ?? "?"
             let message = info[.message] ?? "no message"

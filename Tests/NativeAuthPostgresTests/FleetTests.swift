@@ -3,6 +3,7 @@ import Foundation
 import NativeAuth
 import NativeAuthPostgres
 import NativeAuthTesting
+import PostgresNIO
 import TestSupport
 import Testing
 
@@ -135,6 +136,59 @@ struct FleetTests {
             #expect(keys.isEmpty, "the account was not written back by a worker's copy in memory")
         }
         #expect(fleet.sandbox.grantCount(.refreshToken) == 1)
+        await fleet.sandbox.stop()
+    }
+
+    /// A worker is killed (SIGKILL) while it holds the key's lock in the middle of its refresh (its
+    /// discovery request held by the sandbox, before its refresh token was sent): its session ends,
+    /// the lock is free, another worker refreshes, and the stored set is the new one: nothing lost.
+    @Test func aWorkerKilledHoldingTheLockMidRefreshLosesNothing() async throws {
+        let fleet = try await Fleet.start()
+        try await fleet.login()
+        let before = try await fleet.withAuthenticator { authenticator, _ in
+            try await authenticator.expireAccessToken()
+            return try await authenticator.currentTokens()
+        }
+        fleet.sandbox.resetCounts()
+        fleet.sandbox.failNext(1, .discovery, with: .delay(.seconds(60)))
+        let api = fleet.sandbox.url(.resource).absoluteString
+        let environment = try fleet.environment
+        let holder = try RunningCommand(
+            fleet.worker, ["run"] + fleet.connection + ["--api", api, "--callers", "1", "--calls", "1"],
+            environment: environment)
+        // Wait until it holds the advisory lock (a granted advisory lock in pg_locks) and waits on
+        // the sandbox.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var held = false
+        while !held && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            held =
+                try await TestDatabase.withClient(database: fleet.database) { client in
+                    var count = 0
+                    for try await granted in try await client.query(
+                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted",
+                        logger: TestDatabase.logger
+                    ).decode(Int.self) {
+                        count = granted
+                    }
+                    return count
+                } > 0 && fleet.sandbox.requestCount(.discovery) > 0
+        }
+        #expect(held, "the worker holds the lock while its refresh waits: \(holder.stderr)")
+        holder.stop()
+        let killed = await holder.finish(closeInput: true)
+        #expect(killed.status != 0)
+
+        let next = try await run(
+            fleet.worker, ["run"] + fleet.connection + ["--api", api, "--callers", "5", "--calls", "1"],
+            environment: environment)
+        #expect(next.status == 0, "\(next.stdout) \(next.stderr)")
+        #expect(try Summary(next).succeeded == 5)
+        #expect(fleet.sandbox.grantCount(.refreshToken) == 1, "the killed worker never sent its refresh token")
+        #expect(fleet.sandbox.errorCount("invalid_grant") == 0)
+        let after = try await fleet.withAuthenticator { authenticator, _ in try await authenticator.currentTokens() }
+        #expect(after != nil && after?.refreshToken != before?.refreshToken, "the new set is stored")
+        #expect(after?.accessToken != before?.accessToken)
         await fleet.sandbox.stop()
     }
 }
