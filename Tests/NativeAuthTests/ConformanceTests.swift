@@ -138,7 +138,8 @@ private struct HastyPresenter: UserAgentPresenter {
             // Reads on in a task of its own, so cancelling the caller changes nothing.
             let line = try await Task { try await inbox.readLine() }.value
             if let line, let url = URL(string: line) { _ = handler(.redirect(url)) }
-            if line?.contains("waiting") == true { try await Task { try await Task.sleep(for: .seconds(3)) }.value }
+            // Longer than the suite gives a cancelled wait (10 s).
+            if line?.contains("waiting") == true { try await Task { try await Task.sleep(for: .seconds(20)) }.value }
             return AuthorizationResponse(code: "taken", issuer: nil)
         }
 
