@@ -141,7 +141,7 @@ public final class PostgresTokenStore: TokenStore {
     /// Creates the table, or brings it to this version's schema; safe to run on every instance at
     /// once (a lock keeps them apart) and again (it does nothing then).
     ///
-    /// - Throws: ``AuthError`` (`token_store_failed`) when the database refuses.
+    /// - Throws: `AuthError` (`token_store_failed`) when the database refuses.
     public func migrate() async throws {
         try await operation("migrate the token table") {
             try await self.client.withTransaction(logger: self.logger) { connection in
@@ -442,7 +442,7 @@ public final class PostgresTokenStore: TokenStore {
     }
 
     /// Runs `body`, bounded by ``Configuration/operationTimeout``; a database error becomes an
-    /// ``AuthError`` (`token_store_failed`) that says what failed and what to do.
+    /// `AuthError` (`token_store_failed`) that says what failed and what to do.
     func operation<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = configuration.operationTimeout
         do {
@@ -472,7 +472,7 @@ public final class PostgresTokenStore: TokenStore {
         }
     }
 
-    /// A database error as an ``AuthError``; never the query's values.
+    /// A database error as an `AuthError`; never the query's values.
     static func storeError(_ what: String, _ error: any Error) -> AuthError {
         AuthError(
             .tokenStoreFailed,

@@ -18,7 +18,7 @@ public struct SealingKey: Sendable {
     /// - Parameters:
     ///   - id: The key's id: 1 to 64 letters, digits, `-`, `_` or `.`.
     ///   - key: A 256-bit key.
-    /// - Throws: ``AuthError`` (`configuration_invalid`) for another length or a malformed id.
+    /// - Throws: `AuthError` (`configuration_invalid`) for another length or a malformed id.
     public init(id: String, key: SymmetricKey) throws {
         guard key.bitCount == 256 else {
             throw AuthError(
@@ -40,7 +40,7 @@ public struct SealingKey: Sendable {
 
     /// Creates a sealing key from 32 bytes in base64 (what `openssl rand -base64 32` prints).
     ///
-    /// - Throws: ``AuthError`` (`configuration_invalid`) when the text is not base64 of 32 bytes;
+    /// - Throws: `AuthError` (`configuration_invalid`) when the text is not base64 of 32 bytes;
     ///   the message never repeats the text.
     public init(id: String, base64: String) throws {
         guard let bytes = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)) else {
@@ -67,7 +67,7 @@ public struct SealingKeys: Sendable {
 
     /// Creates the set of keys.
     ///
-    /// - Throws: ``AuthError`` (`configuration_invalid`) when two keys share an id.
+    /// - Throws: `AuthError` (`configuration_invalid`) when two keys share an id.
     public init(current: SealingKey, previous: [SealingKey] = []) throws {
         var ids: Set<String> = [current.id]
         for key in previous where !ids.insert(key.id).inserted {
@@ -108,7 +108,7 @@ public struct SealingKeys: Sendable {
 
     /// Opens a value sealed for `key` with the key `keyID`.
     ///
-    /// - Throws: ``AuthError`` (`token_store_failed`) naming the key id when this instance lacks the
+    /// - Throws: `AuthError` (`token_store_failed`) naming the key id when this instance lacks the
     ///   key, or when the key does not open the value (another key under the same id, or an altered
     ///   row). Never an empty result.
     func open(_ sealed: Data, keyID: String, for key: TokenKey) throws -> [UInt8] {
