@@ -68,7 +68,11 @@ struct Connection: ParsableArguments {
             throw ValidationError("--issuer is not a URL")
         }
         let logger = self.logger
-        let client = PostgresClient(configuration: try Self.databaseConfiguration(url), backgroundLogger: logger)
+        var configuration = try Self.databaseConfiguration(url)
+        // A few connections per instance (the listener, a lock holder, reads and writes): a fleet of
+        // N instances then needs N × 4 of the server's connections, not postgres-nio's default N × 20.
+        configuration.options.maximumConnections = 4
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let keys = try SealingKeys(current: SealingKey(id: sealingKeyID, base64: sealingKey))
         let store = PostgresTokenStore(client: client, keys: keys, logger: logger)
         let provider = try GenericOIDCProvider(

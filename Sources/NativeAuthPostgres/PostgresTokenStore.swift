@@ -244,46 +244,47 @@ public final class PostgresTokenStore: TokenStore {
         let sealed = try keys.seal(plaintext, for: key)
         let keyID = keys.current.id
         let lockID = self.advisoryLockID(of: key)
-        let generation = try await operation("save the tokens of \(key)") { () -> Int64? in
-            // The notification goes out when the statement commits, with the new generation.
-            let rows = try await self.client.query(
-                """
-                WITH saved AS (
-                    INSERT INTO nativeauth_token_sets AS stored (issuer, client_id, account, generation, key_id, sealed)
-                    VALUES (\(key.issuer), \(key.clientID), \(key.account), 1, \(keyID), \(sealed))
-                    ON CONFLICT (issuer, client_id, account) DO UPDATE
-                    SET generation = stored.generation + 1, key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed,
-                        updated_at = now()
-                    RETURNING generation)
-                SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
-                FROM saved
-                """,
-                logger: self.logger
-            )
-            for try await row in rows.decode((Int64, String?).self) { return row.0 }
-            return nil
-        }
-        wrote(lockID, generation: generation)
+        // The notification goes out when the statement commits, with the new generation.
+        try await write(
+            "save the tokens of \(key)", lockID: lockID,
+            """
+            WITH saved AS (
+                INSERT INTO nativeauth_token_sets AS stored (issuer, client_id, account, generation, key_id, sealed)
+                VALUES (\(key.issuer), \(key.clientID), \(key.account), 1, \(keyID), \(sealed))
+                ON CONFLICT (issuer, client_id, account) DO UPDATE
+                SET generation = stored.generation + 1, key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed,
+                    updated_at = now()
+                RETURNING generation)
+            SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
+            FROM saved
+            """
+        )
     }
 
     public func remove(_ key: TokenKey) async throws {
         try await ensureMigrated()
         let lockID = self.advisoryLockID(of: key)
         // The row stays, emptied, so that its generation keeps counting: a revision never comes back.
-        let generation = try await operation("remove the tokens of \(key)") { () -> Int64? in
-            let rows = try await self.client.query(
-                """
-                WITH removed AS (
-                    UPDATE nativeauth_token_sets SET generation = generation + 1, key_id = NULL, sealed = NULL,
-                        updated_at = now()
-                    WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
-                        AND sealed IS NOT NULL
-                    RETURNING generation)
-                SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
-                FROM removed
-                """,
-                logger: self.logger
-            )
+        try await write(
+            "remove the tokens of \(key)", lockID: lockID,
+            """
+            WITH removed AS (
+                UPDATE nativeauth_token_sets SET generation = generation + 1, key_id = NULL, sealed = NULL,
+                    updated_at = now()
+                WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
+                    AND sealed IS NOT NULL
+                RETURNING generation)
+            SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
+            FROM removed
+            """
+        )
+    }
+
+    /// Runs a write whose answer is the row's new generation (`nil` when it changed nothing), which
+    /// it also sent to every instance, and notes it.
+    private func write(_ what: String, lockID: Int64, _ query: PostgresQuery) async throws {
+        let generation = try await operation(what) { () -> Int64? in
+            let rows = try await self.client.query(query, logger: self.logger)
             for try await row in rows.decode((Int64, String?).self) { return row.0 }
             return nil
         }

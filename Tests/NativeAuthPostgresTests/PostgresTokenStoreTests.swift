@@ -15,29 +15,27 @@ import Testing
 struct PostgresTokenStoreTests {
     @Test func theStoreConformsReadingRevisionsFromTheDatabase() async throws {
         try await TestDatabase.withStores(2, listening: false) { stores in
-            let next = NIOLockedValueBox(0)
-            try await TokenStoreConformance {
-                stores[
-                    next.withLockedValue { index in
-                        defer { index += 1 }
-                        return index % 2
-                    }]
-            }.run()
+            try await TokenStoreConformance(Self.alternating(stores)).run()
         }
     }
 
     @Test func theStoreConformsWithRevisionsKeptByNotifications() async throws {
         try await TestDatabase.withStores(2, listening: true) { stores in
-            let next = NIOLockedValueBox(0)
-            try await TokenStoreConformance {
-                stores[
-                    next.withLockedValue { index in
-                        defer { index += 1 }
-                        return index % 2
-                    }]
-            }.run()
+            try await TokenStoreConformance(Self.alternating(stores)).run()
             #expect(stores[0].statistics.revisionsFromMemory > 0, "the suite reads revisions through its first handle")
             #expect(stores.allSatisfy { $0.statistics.notifications > 0 })
+        }
+    }
+
+    /// Each call the next of `stores`: the suite's two handles are two instances.
+    static func alternating(_ stores: [PostgresTokenStore]) -> @Sendable () -> any TokenStore {
+        let next = NIOLockedValueBox(0)
+        return {
+            stores[
+                next.withLockedValue { index in
+                    defer { index += 1 }
+                    return index % stores.count
+                }]
         }
     }
 
