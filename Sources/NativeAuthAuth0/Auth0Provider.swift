@@ -115,22 +115,17 @@ public struct Auth0ErrorMapper: ErrorMapper {
         }
         guard let oauth = failure.oauthError else { return nil }
         let description = (oauth.errorDescription ?? "").lowercased()
-        func error(_ code: AuthError.Code, _ message: String, hint: String) -> AuthError {
-            AuthError(
-                code, message, hint: hint, operation: failure.operation, status: failure.status,
-                oauthError: oauth.error, oauthErrorDescription: oauth.errorDescription, oauthErrorURI: oauth.errorURI)
-        }
         switch oauth.error {
         case "access_denied" where description.contains("service not enabled"):
-            return error(
+            return failure.mapped(
                 .configurationInvalid, "Auth0 knows no API with this audience",
                 hint: "set audience to an API identifier from the tenant's APIs page")
         case "unauthorized_client" where description.contains("grant type"):
-            return error(
+            return failure.mapped(
                 .configurationInvalid, "the Auth0 application may not use this grant",
                 hint: "turn the grant on in the application's Advanced Settings > Grant Types")
         case "invalid_grant" where failure.operation == .refresh:
-            return error(
+            return failure.mapped(
                 .loginRequired, "Auth0 no longer accepts the refresh token (expired, revoked, or reused)",
                 hint: "sign in again; with rotation, a refresh token sent twice revokes every token of the sign-in")
         default:

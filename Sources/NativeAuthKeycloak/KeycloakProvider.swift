@@ -111,25 +111,20 @@ public struct KeycloakErrorMapper: ErrorMapper {
     public func map(_ failure: AuthFailure) -> AuthError? {
         guard let oauth = failure.oauthError else { return nil }
         let description = (oauth.errorDescription ?? "").lowercased()
-        func error(_ code: AuthError.Code, _ message: String, hint: String) -> AuthError {
-            AuthError(
-                code, message, hint: hint, operation: failure.operation, status: failure.status,
-                oauthError: oauth.error, oauthErrorDescription: oauth.errorDescription, oauthErrorURI: oauth.errorURI)
-        }
         switch oauth.error {
         case "invalid_grant" where description.contains("offline"):
-            return error(
+            return failure.mapped(
                 .loginRequired, "the offline token was revoked or expired at Keycloak",
                 hint: "sign in again (an administrator or the account console may have revoked it)")
         case "invalid_grant"
         where failure.operation == .refresh
             && ["session not active", "token is not active", "stale token", "session doesn't have required client"]
                 .contains(where: description.contains):
-            return error(
+            return failure.mapped(
                 .loginRequired, "the Keycloak session ended (idle or maximum time, a logout, or an administrator)",
                 hint: "sign in again; for tokens that outlive the session, set offline_tokens")
         case "unauthorized_client":
-            return error(
+            return failure.mapped(
                 .configurationInvalid, "the Keycloak client is not allowed this flow",
                 hint: "in the client's settings, turn on the flow it refused (Standard flow, OAuth 2.0 Device"
                     + " Authorization Grant, Service accounts)")

@@ -102,23 +102,18 @@ public struct OktaErrorMapper: ErrorMapper {
         }
         guard let oauth = failure.oauthError else { return nil }
         let description = (oauth.errorDescription ?? "").lowercased()
-        func error(_ code: AuthError.Code, _ message: String, hint: String) -> AuthError {
-            AuthError(
-                code, message, hint: hint, operation: failure.operation, status: failure.status,
-                oauthError: oauth.error, oauthErrorDescription: oauth.errorDescription, oauthErrorURI: oauth.errorURI)
-        }
         switch oauth.error {
         case "access_denied" where description.contains("policy evaluation failed"):
-            return error(
+            return failure.mapped(
                 .configurationInvalid, "no access policy of the Okta authorization server lets this client do this",
                 hint: "add a rule for this app and grant type to the authorization server's Access Policies")
         case "invalid_scope":
-            return error(
+            return failure.mapped(
                 failure.operation.defaultErrorCode, "the Okta authorization server does not have a requested scope",
                 hint: "add the scope to the authorization server's Scopes, or ask only for those it has (the org"
                     + " server has only OpenID Connect and okta.* scopes)")
         case "unauthorized_client" where description.contains("grant type"):
-            return error(
+            return failure.mapped(
                 .configurationInvalid, "the Okta app may not use this grant type",
                 hint: "allow the grant type in the app's General Settings (Refresh Token, Device Authorization)")
         default:

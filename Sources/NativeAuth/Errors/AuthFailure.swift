@@ -46,6 +46,20 @@ public struct AuthFailure: Sendable, CustomStringConvertible {
     /// The response's media type without parameters, lowercased (`"text/html"`), when stated.
     public var contentType: String? { response?.mediaType }
 
+    /// An error of this failure with a provider's own code, message and hint, keeping its operation,
+    /// HTTP status and OAuth error (`error`, `error_description`, `error_uri`): what a provider's
+    /// ``ErrorMapper`` returns for a refusal it recognises.
+    ///
+    /// ```swift
+    /// case "invalid_scope":
+    ///     return failure.mapped(.configurationInvalid, "the server has no such scope", hint: "ask for fewer")
+    /// ```
+    public func mapped(_ code: AuthError.Code, _ message: String, hint: String) -> AuthError {
+        AuthError(
+            code, message, hint: hint, operation: operation, status: status, oauthError: oauthError?.error,
+            oauthErrorDescription: oauthError?.errorDescription, oauthErrorURI: oauthError?.errorURI)
+    }
+
     public var description: String {
         var parts = ["operation: \(operation.rawValue)"]
         if let status { parts.append("HTTP \(status)") }
