@@ -7,12 +7,14 @@ import NativeAuthPostgres
 import PostgresNIO
 
 /// A service that N instances run against one PostgreSQL: each calls a protected API in a loop with
-/// one shared account's tokens, and the account's access token is refreshed once for all of them.
+/// one shared account's tokens (a person's, or the client's own from the client credentials
+/// grant), and the access token is renewed once for all of them.
 ///
-/// The database and the sealing key come from the environment, never from the command line
-/// (another user can read a process's arguments): `FLEET_DATABASE_URL`
-/// (`postgres://user:password@host:port/database`, `?sslmode=disable|prefer|require`) and
-/// `FLEET_SEALING_KEY` (32 bytes in base64: `openssl rand -base64 32`).
+/// The database and the secrets come from the environment, never from the command line (another
+/// user can read a process's arguments): `FLEET_DATABASE_URL`
+/// (`postgres://user:password@host:port/database`, `?sslmode=disable|prefer|require`),
+/// `FLEET_SEALING_KEY` (32 bytes in base64: `openssl rand -base64 32`) and, for a confidential
+/// client, `FLEET_CLIENT_SECRET`.
 @main
 struct FleetWorker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,7 +22,8 @@ struct FleetWorker: AsyncParsableCommand {
         abstract: "Call a protected API from many instances with one shared account's tokens (PostgreSQL).",
         discussion: """
             Environment: FLEET_DATABASE_URL (postgres://user:password@host:port/database) and \
-            FLEET_SEALING_KEY (base64 of 32 bytes; `openssl rand -base64 32`). Every instance needs the same key.
+            FLEET_SEALING_KEY (base64 of 32 bytes; `openssl rand -base64 32`). Every instance needs the same key. \
+            FLEET_CLIENT_SECRET: the client's secret, for a confidential client (and `login --client-credentials`).
             """,
         subcommands: [Login.self, Work.self, Logout.self],
         defaultSubcommand: Work.self
@@ -47,36 +50,52 @@ struct Connection: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "warning"
 
+    @Option(
+        name: .customLong("file-store"),
+        help: ArgumentHelp(
+            "Keep the tokens in files under this directory instead of PostgreSQL: one machine only, to compare.",
+            valueName: "directory"))
+    var fileStore: String?
+
     var logger: Logger {
         var logger = Logger(label: "fleet-worker") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
         return logger
     }
 
-    /// Runs `body` with a running client, a listening store and an authenticator.
+    /// Runs `body` with an authenticator on the fleet's store: PostgreSQL, with a running client and a
+    /// listening store (or files, with `--file-store`).
     func withAuthenticator<T: Sendable>(
-        _ body: @Sendable (Authenticator, PostgresTokenStore) async throws -> T
+        _ body: @Sendable (Authenticator, PostgresTokenStore?) async throws -> T
     ) async throws -> T {
         let environment = ProcessInfo.processInfo.environment
+        guard let issuer = URL(string: issuer), issuer.scheme != nil else {
+            throw ValidationError("--issuer is not a URL")
+        }
+        let logger = self.logger
+        let provider = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: issuer, clientID: clientID, clientSecret: environment["FLEET_CLIENT_SECRET"], scopes: scopes))
+        if let fileStore {
+            let store = FileTokenStore(directory: fileStore)
+            return try await body(
+                Authenticator(provider: provider, store: store, account: account, logger: logger), nil)
+        }
         guard let url = environment["FLEET_DATABASE_URL"] else {
             throw ValidationError("set FLEET_DATABASE_URL to postgres://user:password@host:port/database")
         }
         guard let sealingKey = environment["FLEET_SEALING_KEY"] else {
             throw ValidationError("set FLEET_SEALING_KEY to 32 bytes in base64 (openssl rand -base64 32)")
         }
-        guard let issuer = URL(string: issuer), issuer.scheme != nil else {
-            throw ValidationError("--issuer is not a URL")
-        }
-        let logger = self.logger
         var configuration = try Self.databaseConfiguration(url)
-        // A few connections per instance (the listener, a lock holder, reads and writes): a fleet of
-        // N instances then needs N × 4 of the server's connections, not postgres-nio's default N × 20.
+        // A few connections per instance (the listener, two for locks, one for the reads and writes
+        // inside them): a fleet of N instances then needs N × 4 of the server's connections, not
+        // postgres-nio's default N × 20.
         configuration.options.maximumConnections = 4
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let keys = try SealingKeys(current: SealingKey(id: sealingKeyID, base64: sealingKey))
-        let store = PostgresTokenStore(client: client, keys: keys, logger: logger)
-        let provider = try GenericOIDCProvider(
-            configuration: ProviderConfiguration(issuer: issuer, clientID: clientID, scopes: scopes))
+        let store = PostgresTokenStore(
+            client: client, keys: keys, configuration: .init(maximumLockConnections: 2), logger: logger)
         let authenticator = Authenticator(provider: provider, store: store, account: account, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -113,15 +132,30 @@ struct Connection: ParsableArguments {
     }
 }
 
-/// Signs the shared account in once, in a browser; every instance then uses its tokens.
+/// Signs the shared account in once, in a browser (or as the client itself); every instance then
+/// uses its tokens.
 struct Login: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Sign the shared account in (opens a browser).")
+    static let configuration = CommandConfiguration(
+        abstract: "Sign the shared account in (opens a browser), or get the client's own tokens.")
 
     @OptionGroup var connection: Connection
 
+    @Flag(
+        name: .customLong("client-credentials"),
+        help: "Get tokens for the client itself (client credentials grant, FLEET_CLIENT_SECRET); no browser.")
+    var clientCredentials = false
+
     func run() async throws {
+        if clientCredentials && ProcessInfo.processInfo.environment["FLEET_CLIENT_SECRET"] == nil {
+            throw ValidationError("--client-credentials needs the client's secret in FLEET_CLIENT_SECRET")
+        }
+        let clientCredentials = clientCredentials
         let subject = try await connection.withAuthenticator { authenticator, _ in
-            try await authenticator.login(presenter: LoopbackPresenter()).subject
+            if clientCredentials {
+                // Renewed with the same grant when it expires: the workers need only the secret.
+                return try await authenticator.loginWithClientCredentials().subject
+            }
+            return try await authenticator.login(presenter: LoopbackPresenter()).subject
         }
         print("Signed in\(subject.map { " as \($0)" } ?? ""); every instance now uses these tokens.")
     }
@@ -212,7 +246,7 @@ struct Work: AsyncParsableCommand {
                 }
                 return try await group.reduce(into: Tally()) { $0.add($1) }
             }
-            return tally.summary(elapsed: ContinuousClock.now - started, statistics: store.statistics)
+            return tally.summary(elapsed: ContinuousClock.now - started, statistics: store?.statistics)
         }
         print(summary)
         let ok = untilSignedOut ? summary.contains("\"signed_out\":true") : !summary.contains("\"failed\":{\"")
@@ -233,12 +267,21 @@ struct Tally: Sendable {
     }
 
     /// One JSON line: the counts, the elapsed time and the store's statistics.
-    func summary(elapsed: Duration, statistics: PostgresTokenStore.Statistics) -> String {
+    func summary(elapsed: Duration, statistics: PostgresTokenStore.Statistics?) -> String {
         let failures = failed.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
-        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-        return "{\"succeeded\":\(succeeded),\"failed\":{\(failures)},\"signed_out\":\(signedOut),"
-            + "\"elapsed_ms\":\(milliseconds),\"database_reads\":\(statistics.databaseReads),"
-            + "\"database_writes\":\(statistics.databaseWrites),"
-            + "\"revisions_from_memory\":\(statistics.revisionsFromMemory)}"
+        var line =
+            "{\"succeeded\":\(succeeded),\"failed\":{\(failures)},\"signed_out\":\(signedOut),"
+            + "\"elapsed_us\":\(Self.microseconds(elapsed))"
+        if let statistics {
+            line +=
+                ",\"database_reads\":\(statistics.databaseReads),\"database_writes\":\(statistics.databaseWrites),"
+                + "\"revisions_from_memory\":\(statistics.revisionsFromMemory),\"locks_taken\":\(statistics.locksTaken),"
+                + "\"longest_lock_wait_us\":\(Self.microseconds(statistics.longestLockWait))"
+        }
+        return line + "}"
+    }
+
+    static func microseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
     }
 }

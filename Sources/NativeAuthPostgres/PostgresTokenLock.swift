@@ -15,6 +15,9 @@ internal import PostgresNIO
 ///   is ended by PostgreSQL after ``PostgresTokenStore/Configuration/lockHolderIdleLimit``.
 /// - A wait is bounded by its timeout (`lock_timeout`, in slices) and ends within a slice (at most
 ///   200 ms) of the task's cancellation.
+/// - At most ``PostgresTokenStore/Configuration/maximumLockConnections`` locks of one store wait or
+///   hold at once; the others wait in the process, within the same timeout, so that many keys
+///   locked together never take every connection of the pool.
 public struct PostgresTokenLock: TokenLock {
     let store: PostgresTokenStore
 
@@ -33,17 +36,24 @@ public struct PostgresTokenLock: TokenLock {
         try await store.ensureMigrated()
         let lockID = store.advisoryLockID(of: key)
         let idleLimit = Self.milliseconds(store.configuration.lockHolderIdleLimit)
-        let deadline = ContinuousClock.now + timeout
-        // A connection first, within the operation timeout: a pool whose database is down would
-        // otherwise hold the lease request for as long as its circuit breaker takes to trip.
+        let requested = ContinuousClock.now
+        let deadline = requested + timeout
         let client = store.client
-        try await store.operation("reach the database to lock the tokens of \(key)") {
-            try await client.withConnection { _ in }
-        }
         do {
-            return try await client.withConnection { connection in
-                try await locked(
-                    lockID, on: connection, deadline: deadline, timeout: timeout, idleLimit: idleLimit, body)
+            return try await store.lockConnections.withSlot(
+                deadline: deadline,
+                timedOut: AuthError.lockTimeout(timeout, holder: "other locks of this process")
+            ) {
+                // A connection first, within the operation timeout: a pool whose database is down
+                // would otherwise hold the lease request for as long as its circuit breaker takes to trip.
+                try await store.operation("reach the database to lock the tokens of \(key)") {
+                    try await client.withConnection { _ in }
+                }
+                return try await client.withConnection { connection in
+                    try await locked(
+                        lockID, on: connection, requested: requested, deadline: deadline, timeout: timeout,
+                        idleLimit: idleLimit, body)
+                }
             }
         } catch let failure as BodyFailure {
             throw failure.error  // the body's own error, as it is
@@ -60,6 +70,7 @@ public struct PostgresTokenLock: TokenLock {
     private func locked<T: Sendable>(
         _ lockID: Int64,
         on connection: PostgresConnection,
+        requested: ContinuousClock.Instant,
         deadline: ContinuousClock.Instant,
         timeout: Duration,
         idleLimit: Int64,
@@ -76,6 +87,12 @@ public struct PostgresTokenLock: TokenLock {
         } catch {
             _ = try? await connection.run("ROLLBACK", logger: logger)
             throw error
+        }
+        let waited = ContinuousClock.now - requested
+        store.count { statistics in
+            statistics.locksTaken += 1
+            statistics.totalLockWait += waited
+            statistics.longestLockWait = max(statistics.longestLockWait, waited)
         }
         let result: T
         do {

@@ -47,16 +47,25 @@ public final class PostgresTokenStore: TokenStore {
         /// How long one operation may take, a wait for a connection included, before it fails
         /// (a database that is down answers with this error). Default 10 seconds.
         public var operationTimeout: Duration
+        /// How many of the pool's connections this store's locks may use at once, waiting for a
+        /// key's lock or holding it; more keys locked at once (many accounts refreshing together)
+        /// wait their turn in this process. Default 4.
+        ///
+        /// Keep it at least 2 below the client's `maximumConnections`: the reads and writes inside
+        /// each lock, and ``PostgresTokenStore/run()``'s listener, need connections of their own.
+        public var maximumLockConnections: Int
 
         /// Creates settings; every parameter has the documented default.
         public init(
             migratesOnFirstUse: Bool = true,
             lockHolderIdleLimit: Duration = .seconds(120),
-            operationTimeout: Duration = .seconds(10)
+            operationTimeout: Duration = .seconds(10),
+            maximumLockConnections: Int = 4
         ) {
             self.migratesOnFirstUse = migratesOnFirstUse
             self.lockHolderIdleLimit = lockHolderIdleLimit
             self.operationTimeout = operationTimeout
+            self.maximumLockConnections = maximumLockConnections
         }
     }
 
@@ -71,6 +80,13 @@ public final class PostgresTokenStore: TokenStore {
         public var revisionsFromMemory = 0
         /// Notifications received from any instance (this one's own included).
         public var notifications = 0
+        /// Locks taken (``PostgresTokenLock``).
+        public var locksTaken = 0
+        /// How long the locks taken were waited for, in all: from the request to the lock held
+        /// (a wait in this process for a connection included).
+        public var totalLockWait: Duration = .zero
+        /// The longest of those waits.
+        public var longestLockWait: Duration = .zero
     }
 
     /// The table's name.
@@ -83,6 +99,7 @@ public final class PostgresTokenStore: TokenStore {
     let configuration: Configuration
     let logger: Logger
     let cache = NIOLockedValueBox(Cache())
+    let lockConnections: ConnectionGate
     private let migration = NIOLockedValueBox<Task<Void, any Error>?>(nil)
 
     /// The lock of this store's keys: every instance that shares the database.
@@ -92,7 +109,8 @@ public final class PostgresTokenStore: TokenStore {
     ///
     /// - Parameters:
     ///   - client: The connection pool. Each holder of a lock uses one connection for its
-    ///     transaction and others for the reads and writes inside it.
+    ///     transaction and others for the reads and writes inside it; see
+    ///     ``Configuration/maximumLockConnections``.
     ///   - keys: The sealing keys.
     ///   - configuration: The settings.
     ///   - logger: Where the store logs (never a token).
@@ -106,6 +124,7 @@ public final class PostgresTokenStore: TokenStore {
         self.keys = keys
         self.configuration = configuration
         self.logger = logger
+        self.lockConnections = ConnectionGate(slots: configuration.maximumLockConnections)
     }
 
     /// What the store did so far.
@@ -410,7 +429,7 @@ public final class PostgresTokenStore: TokenStore {
         }
     }
 
-    private func count(_ change: (inout Statistics) -> Void) {
+    func count(_ change: (inout Statistics) -> Void) {
         cache.withLockedValue { change(&$0.statistics) }
     }
 

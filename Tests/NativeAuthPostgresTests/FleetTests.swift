@@ -16,6 +16,9 @@ struct FleetTests {
         let sandbox: SandboxAuthorizationServer
         let database: String
         let sealingKey: String
+        var clientID = SandboxAuthorizationServer.Client.defaultID
+        /// The client's secret, for a confidential client (the workers read it from the environment).
+        var clientSecret: String?
         let worker = cliPath("fleet-worker")
 
         var environment: [String: String] {
@@ -25,18 +28,30 @@ struct FleetTests {
                 else { throw AuthError(.configurationInvalid, "NATIVEAUTH_POSTGRES_URL is not set") }
                 components.path = "/" + database
                 components.query = "sslmode=disable"
-                return ["FLEET_DATABASE_URL": components.string ?? "", "FLEET_SEALING_KEY": sealingKey]
+                var environment = ["FLEET_DATABASE_URL": components.string ?? "", "FLEET_SEALING_KEY": sealingKey]
+                environment["FLEET_CLIENT_SECRET"] = clientSecret
+                return environment
             }
         }
 
         var connection: [String] {
-            ["--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID]
+            ["--issuer", sandbox.issuer.absoluteString, "--client-id", clientID]
         }
 
-        static func start() async throws -> Fleet {
-            let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
+        /// A fleet of the sandbox's default client, or of `client` (registered at the sandbox).
+        static func start(client: SandboxAuthorizationServer.Client? = nil) async throws -> Fleet {
+            let sandbox = try await SandboxAuthorizationServer.start(
+                .init(
+                    clients: [.init(id: SandboxAuthorizationServer.Client.defaultID)] + (client.map { [$0] } ?? []),
+                    autoApprove: true),
+                mode: .live)
             let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
-            return Fleet(sandbox: sandbox, database: try await TestDatabase.create(), sealingKey: key)
+            var fleet = Fleet(sandbox: sandbox, database: try await TestDatabase.create(), sealingKey: key)
+            if let client {
+                fleet.clientID = client.id
+                fleet.clientSecret = client.secret
+            }
+            return fleet
         }
 
         /// `fleet-worker login`, through a browser that follows the sandbox's approval.
@@ -56,7 +71,7 @@ struct FleetTests {
             return try await TestDatabase.withStores(1, database: database, keys: keys, listening: false) { stores in
                 let provider = try GenericOIDCProvider(
                     configuration: ProviderConfiguration(
-                        issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+                        issuer: sandbox.issuer, clientID: clientID, clientSecret: clientSecret,
                         scopes: ["openid", "offline_access"]))
                 return try await body(Authenticator(provider: provider, store: stores[0]), stores[0])
             }
@@ -68,6 +83,7 @@ struct FleetTests {
         let succeeded: Int
         let failed: [String: Int]
         let signedOut: Bool
+        let locksTaken: Int
 
         init(_ result: CommandResult) throws {
             let line = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
@@ -77,6 +93,7 @@ struct FleetTests {
             succeeded = object["succeeded"] as? Int ?? -1
             failed = object["failed"] as? [String: Int] ?? [:]
             signedOut = object["signed_out"] as? Bool ?? false
+            locksTaken = object["locks_taken"] as? Int ?? 0
         }
     }
 
@@ -189,6 +206,50 @@ struct FleetTests {
         let after = try await fleet.withAuthenticator { authenticator, _ in try await authenticator.currentTokens() }
         #expect(after != nil && after?.refreshToken != before?.refreshToken, "the new set is stored")
         #expect(after?.accessToken != before?.accessToken)
+        await fleet.sandbox.stop()
+    }
+
+    /// A client-credentials token (a service acting as itself) shared by 8 workers × 20 callers:
+    /// once it expired, exactly one token request renews it for all of them; the secret comes from
+    /// the environment, never the command line.
+    @Test func workersShareOneClientCredentialsTokenAndRenewItOnce() async throws {
+        let fleet = try await Fleet.start(
+            client: .init(id: "fleet-service", secret: "fleet-service-secret-0123456789abcdef"))
+        let environment = try fleet.environment
+        let login = try await run(
+            fleet.worker, ["login", "--client-credentials"] + fleet.connection, environment: environment)
+        #expect(login.status == 0 && login.stdout.contains("Signed in as fleet-service"), "\(login.stderr)")
+        #expect(fleet.sandbox.grantCount(.clientCredentials) == 1)
+        try await fleet.withAuthenticator { authenticator, _ in try await authenticator.expireAccessToken() }
+        fleet.sandbox.resetCounts()
+
+        let api = fleet.sandbox.url(.resource).absoluteString
+        let startAt = Int64((Date().timeIntervalSince1970 + 4) * 1000)
+        let workers = try (0..<8).map { _ in
+            try RunningCommand(
+                fleet.worker,
+                ["run"] + fleet.connection + [
+                    "--api", api, "--callers", "20", "--calls", "2", "--start-at", String(startAt),
+                ],
+                environment: environment)
+        }
+        var locksTaken = 0
+        for worker in workers {
+            let result = await worker.finish(closeInput: true)
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            let summary = try Summary(result)
+            #expect(summary.succeeded == 40 && summary.failed.isEmpty, "\(result.stdout)")
+            locksTaken += summary.locksTaken
+        }
+        #expect(fleet.sandbox.grantCount(.clientCredentials) == 1, "one renewal for 320 calls on 8 processes")
+        #expect(fleet.sandbox.grantCount(.refreshToken) == 0)
+        #expect(locksTaken >= 1, "the renewal ran under the shared lock")
+
+        // Without the secret a worker cannot renew, and says what to set.
+        let refused = try await run(
+            fleet.worker, ["login", "--client-credentials"] + fleet.connection,
+            environment: environment.filter { $0.key != "FLEET_CLIENT_SECRET" })
+        #expect(refused.status != 0 && refused.stderr.contains("FLEET_CLIENT_SECRET"))
         await fleet.sandbox.stop()
     }
 }

@@ -271,4 +271,57 @@ struct PostgresTokenStoreTests {
             #expect(acquired - died < .seconds(2), "the lock is free once its session ends")
         }
     }
+
+    /// More keys locked at once in one process than the pool has connections (a backend whose
+    /// users' tokens expire together): each lock's reads and writes still find a connection, because
+    /// at most `maximumLockConnections` locks take one. Without that bound, the same locks leave
+    /// their bodies waiting for connections that only their own ends would free.
+    @Test func manyKeysLockedAtOnceLeaveConnectionsForTheirReadsAndWrites() async throws {
+        for (lockConnections, bounded) in [(2, true), (16, false)] {
+            let configuration = PostgresTokenStore.Configuration(
+                operationTimeout: .seconds(2), maximumLockConnections: lockConnections)
+            try await TestDatabase.withStores(1, listening: true, maximumConnections: 4, configuration: configuration) {
+                stores in
+                let store = stores[0]
+                let inside = NIOLockedValueBox(0)
+                let outcomes = await withTaskGroup(of: Result<Void, any Error>.self) { group in
+                    for index in 0..<8 {
+                        let key = TokenKey(
+                            issuer: "https://issuer.example", clientID: "client", account: "user\(index)")
+                        group.addTask {
+                            do {
+                                try await store.lock.withLock(key, timeout: .seconds(30)) {
+                                    // Every holder in at once, as far as the bound lets them.
+                                    inside.withLockedValue { $0 += 1 }
+                                    let until = ContinuousClock.now + .milliseconds(500)
+                                    while inside.withLockedValue({ $0 }) < 3 && ContinuousClock.now < until {
+                                        try await Task.sleep(for: .milliseconds(10))
+                                    }
+                                    _ = try await store.load(key)
+                                    try await store.save(Self.tokens("many"), for: key)
+                                }
+                                return .success(())
+                            } catch {
+                                return .failure(error)
+                            }
+                        }
+                    }
+                    return await group.reduce(into: [Result<Void, any Error>]()) { $0.append($1) }
+                }
+                let failures = outcomes.compactMap { outcome -> AuthError? in
+                    guard case .failure(let error) = outcome else { return nil }
+                    return error as? AuthError
+                }
+                if bounded {
+                    #expect(failures.isEmpty, "\(failures.map(\.message))")
+                    #expect(store.statistics.locksTaken == 8)
+                    let stored = try await store.keys()
+                    #expect(stored.count == 8)
+                } else {
+                    #expect(!failures.isEmpty, "the test must show the exhaustion it guards against")
+                    #expect(failures.allSatisfy { $0.code == .tokenStoreFailed && $0.isRetryable })
+                }
+            }
+        }
+    }
 }

@@ -63,20 +63,27 @@ enum TestDatabase {
     }
 
     /// Runs `body` with `count` stores on one database, each on a client of its own (as instances
-    /// on several machines are), listening for changes when `listening`.
+    /// on several machines are), listening for changes when `listening`; each client keeps at most
+    /// `maximumConnections` (postgres-nio's default without it).
     static func withStores<T: Sendable>(
         _ count: Int,
         database: String? = nil,
         keys: SealingKeys? = nil,
         listening: Bool,
+        maximumConnections: Int? = nil,
+        configuration storeConfiguration: PostgresTokenStore.Configuration = .init(),
         _ body: @Sendable ([PostgresTokenStore]) async throws -> T
     ) async throws -> T {
         let database = if let database { database } else { try await create() }
         let keys = try keys ?? Self.keys()
         let clients = try (0..<count).map { _ in
-            PostgresClient(configuration: try configuration(database: database), backgroundLogger: logger)
+            var configuration = try configuration(database: database)
+            if let maximumConnections { configuration.options.maximumConnections = maximumConnections }
+            return PostgresClient(configuration: configuration, backgroundLogger: logger)
         }
-        let stores = clients.map { PostgresTokenStore(client: $0, keys: keys, logger: logger) }
+        let stores = clients.map {
+            PostgresTokenStore(client: $0, keys: keys, configuration: storeConfiguration, logger: logger)
+        }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             for client in clients { group.addTask { await client.run() } }
             defer { group.cancelAll() }
