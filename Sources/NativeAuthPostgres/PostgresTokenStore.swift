@@ -162,6 +162,9 @@ public final class PostgresTokenStore: TokenStore {
     ///
     /// - Throws: `AuthError` (`token_store_failed`) when the database refuses.
     public func migrate() async throws {
+        // Most starts find the schema current: one read, and no lock that instances starting
+        // together would queue for.
+        guard try await appliedVersion() != Self.migrations.count else { return }
         try await operation("migrate the token table") {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 // A fixed lock id of its own: instances starting together migrate one at a time.
@@ -196,6 +199,20 @@ public final class PostgresTokenStore: TokenStore {
                         "INSERT INTO nativeauth_schema_migrations (version) VALUES (\(version))", logger: self.logger)
                     self.logger.info("migrated the token table", metadata: ["version": "\(version)"])
                 }
+            }
+        }
+    }
+
+    /// The schema version the database is at; 0 before the first migration.
+    private func appliedVersion() async throws -> Int {
+        try await operation("read the token table's schema version") {
+            do {
+                let rows = try await self.client.query(
+                    "SELECT coalesce(max(version), 0) FROM nativeauth_schema_migrations", logger: self.logger)
+                for try await version in rows.decode(Int.self) { return version }
+                return 0
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+                return 0  // undefined_table: never migrated
             }
         }
     }
@@ -487,6 +504,11 @@ public final class PostgresTokenStore: TokenStore {
             throw error
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as PostgresTransactionError {
+            // A transaction's error wraps the one that ended it: this store's own, or the database's.
+            let cause = error.closureError ?? error.beginError ?? error.commitError
+            if let cause = cause as? AuthError { throw cause }
+            throw Self.storeError(what, cause ?? error)
         } catch {
             throw Self.storeError(what, error)
         }

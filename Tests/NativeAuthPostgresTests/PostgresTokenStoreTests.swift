@@ -324,4 +324,37 @@ struct PostgresTokenStoreTests {
             }
         }
     }
+
+    /// Instances starting together on a fresh database create the table once between them; a
+    /// database whose schema is newer than this NativeAuth's is a clear error, not a guess.
+    @Test func instancesStartingTogetherMigrateOnceAndANewerSchemaIsRefused() async throws {
+        let database = try await TestDatabase.create()
+        try await TestDatabase.withStores(8, database: database, listening: false) { stores in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for store in stores { group.addTask { try await store.migrate() } }
+                try await group.waitForAll()
+            }
+            try await stores[0].migrate()  // current already: nothing to do
+            let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "migrated")
+            try await stores[1].save(Self.tokens("migrated"), for: key)
+            #expect(try await stores[2].load(key) != nil)
+        }
+        try await TestDatabase.withClient(database: database) { client in
+            var versions: [Int] = []
+            for try await version in try await client.query(
+                "SELECT version FROM nativeauth_schema_migrations ORDER BY version", logger: TestDatabase.logger
+            ).decode(Int.self) {
+                versions.append(version)
+            }
+            #expect(versions == [1], "each migration applied once")
+            try await client.query(
+                "INSERT INTO nativeauth_schema_migrations (version) VALUES (99)", logger: TestDatabase.logger)
+        }
+        try await TestDatabase.withStores(1, database: database, listening: false) { stores in
+            let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "migrated")
+            let error = await #expect(throws: AuthError.self) { try await stores[0].load(key) }
+            #expect(error?.code == .tokenStoreFailed)
+            #expect(error?.message.contains("schema version 99") == true, "\(String(describing: error?.message))")
+        }
+    }
 }
