@@ -404,7 +404,10 @@ public final class PostgresTokenStore: TokenStore {
                 }
             } catch {
                 if Task.isCancelled { break }
-                logger.warning(
+                // A client shut down under the listener is an application ending (it cancels both
+                // tasks, in any order): not worth a warning.
+                logger.log(
+                    level: Self.clientShutDown(error) ? .debug : .warning,
                     "not listening for token changes; each use reads from the database until the listener is back",
                     metadata: ["error": "\(Self.describe(error))"]
                 )
@@ -414,6 +417,12 @@ public final class PostgresTokenStore: TokenStore {
             delay = min(delay * 2, .seconds(5))
         }
         stopListening()
+    }
+
+    /// Whether `error` says the client itself closed the connection or was shut down.
+    static func clientShutDown(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return String(reflecting: error).contains("poolShutdown") }
+        return error.code == .clientClosedConnection || error.code == .poolClosed
     }
 
     private func stopListening() {
