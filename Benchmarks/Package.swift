@@ -16,6 +16,7 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -30,6 +31,8 @@ let package = Package(
                 .product(name: "NativeAuth", package: nativeAuth),
                 .product(name: "NativeAuthTesting", package: nativeAuth),
                 .product(name: "NativeAuthKeyring", package: nativeAuth),
+                .product(name: "NativeAuthPostgres", package: nativeAuth),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "LenientJSON", package: nativeAuth),
             ],
             path: "Benchmarks/NativeAuthBenchmarks",

@@ -56,7 +56,7 @@ func crossProcessBenchmarks() {
             let clock = ContinuousClock()
             benchmark.startMeasurement()
             let start = clock.now
-            let results = try await runTogether(processes) { try spawn(state.cli, arguments) }
+            let results = try await runTogether(processes) { _ in try spawn(state.cli, arguments) }
             let elapsed = clock.now - start
             benchmark.stopMeasurement()
             if let failed = results.first(where: { $0.status != 0 }) {
@@ -72,17 +72,24 @@ func crossProcessBenchmarks() {
     }
 }
 
-/// Starts `count` processes at once and waits for all of them, on a thread of its own (waiting
-/// blocks).
-func runTogether(_ count: Int, _ start: @escaping @Sendable () throws -> pid_t) async throws -> [ChildResult] {
+/// Starts `count` processes at once (`start` gets each one's index) and waits for all of them, on
+/// a thread of its own (waiting blocks).
+func runTogether(_ count: Int, _ start: @escaping @Sendable (Int) throws -> pid_t) async throws -> [ChildResult] {
+    try await onThread {
+        let pids = try (0..<count).map { try start($0) }
+        return try pids.map { try wait(for: $0) }
+    }
+}
+
+/// Waits for every one of `pids`, on a thread of its own.
+func waitForAll(_ pids: [pid_t]) async throws -> [ChildResult] {
+    try await onThread { try pids.map { try wait(for: $0) } }
+}
+
+/// Runs blocking `work` on a thread of its own, off the cooperative pool.
+private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(
-                with: Result {
-                    let pids = try (0..<count).map { _ in try start() }
-                    return try pids.map { try wait(for: $0) }
-                })
-        }
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
         thread.start()
     }
 }

@@ -102,7 +102,7 @@ func keyringBenchmarks() {
             let clock = ContinuousClock()
             benchmark.startMeasurement()
             let start = clock.now
-            let results = try await runTogether(8) { try spawn(state.cli, arguments, environment: environment) }
+            let results = try await runTogether(8) { _ in try spawn(state.cli, arguments, environment: environment) }
             let elapsed = clock.now - start
             benchmark.stopMeasurement()
             if let failed = results.first(where: { $0.status != 0 }) {

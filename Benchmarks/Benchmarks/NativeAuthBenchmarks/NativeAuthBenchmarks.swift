@@ -19,4 +19,5 @@ let benchmarks: @Sendable () -> Void = {
     jsonBenchmarks()
     cliBenchmarks()
     keyringBenchmarks()
+    postgresBenchmarks()
 }

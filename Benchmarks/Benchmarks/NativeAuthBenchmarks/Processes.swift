@@ -13,14 +13,18 @@ struct ChildResult {
     var peakResidentBytes: Int
 }
 
-/// Starts `path` with `arguments`, its output sent to /dev/null. Blocking work: benchmark closures
-/// that spawn are synchronous, so no cooperative thread is held.
-func spawn(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> pid_t {
+/// Starts `path` with `arguments`, its output sent to /dev/null (its standard output to `output`
+/// when given). Blocking work: benchmark closures that spawn are synchronous, so no cooperative
+/// thread is held.
+func spawn(
+    _ path: String, _ arguments: [String], environment: [String: String] = [:], output: String? = nil
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(
+        &actions, 1, output ?? "/dev/null", output == nil ? O_WRONLY : O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     var base = ["PATH": "/usr/bin:/bin"]
     if let home = ProcessInfo.processInfo.environment["HOME"] { base["HOME"] = home }
