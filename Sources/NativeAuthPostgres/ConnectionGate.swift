@@ -25,6 +25,9 @@ final class ConnectionGate: Sendable {
         state = NIOLockedValueBox(State(free: max(1, slots)))
     }
 
+    /// How many wait for a slot now.
+    var waiting: Int { state.withLockedValue { $0.waiters.count } }
+
     /// Runs `body` in a slot, waiting for one until `deadline` (then throwing `timedOut`) or
     /// cancellation.
     func withSlot<T: Sendable>(
