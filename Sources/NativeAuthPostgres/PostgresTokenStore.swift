@@ -356,8 +356,32 @@ public final class PostgresTokenStore: TokenStore {
             return (nil, cache.epoch)
         }
         if let generation = known.generation { return TokenStoreRevision([generation]) }
+        // One read per key at a time: callers that ask while it runs share its answer (a write
+        // through this store ends the sharing, so that its own change shows at once).
+        let (read, started) = cache.withLockedValue { cache -> (Cache.Read, Bool) in
+            if let read = cache.reads[lockID] { return (read, false) }
+            cache.nextRead += 1
+            let read = Cache.Read(id: cache.nextRead, task: Task { try await self.readGeneration(of: key) })
+            cache.reads[lockID] = read
+            return (read, true)
+        }
+        let result = await read.task.result
+        guard started else { return TokenStoreRevision([try result.get()]) }
+        cache.withLockedValue { cache in
+            if cache.reads[lockID]?.id == read.id { cache.reads[lockID] = nil }
+            guard case .success(let generation) = result else { return }
+            cache.statistics.databaseReads += 1
+            // Kept only when the listener ran the whole time: then no change since is missed.
+            guard let epoch = known.epoch, cache.listening, cache.epoch == epoch else { return }
+            cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
+        }
+        return TokenStoreRevision([try result.get()])
+    }
+
+    /// The row's generation, read from the database (0 for a key never saved).
+    private func readGeneration(of key: TokenKey) async throws -> Int64 {
         try await ensureMigrated()
-        let generation = try await operation("read the generation of \(key)") { () -> Int64 in
+        return try await operation("read the generation of \(key)") { () -> Int64 in
             let rows = try await self.client.query(
                 """
                 SELECT generation FROM nativeauth_token_sets
@@ -368,13 +392,6 @@ public final class PostgresTokenStore: TokenStore {
             for try await generation in rows.decode(Int64.self) { return generation }
             return 0
         }
-        cache.withLockedValue { cache in
-            cache.statistics.databaseReads += 1
-            // Kept only when the listener ran the whole time: then no change since is missed.
-            guard let epoch = known.epoch, cache.listening, cache.epoch == epoch else { return }
-            cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
-        }
-        return TokenStoreRevision([generation])
     }
 
     // MARK: - Listening
@@ -450,6 +467,7 @@ public final class PostgresTokenStore: TokenStore {
     private func wrote(_ lockID: Int64, generation: Int64?) {
         cache.withLockedValue { cache in
             cache.statistics.databaseWrites += 1
+            cache.reads[lockID] = nil  // a read that began before this write is not shared after it
             guard let generation, cache.listening else { return }
             cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
         }
@@ -471,6 +489,14 @@ public final class PostgresTokenStore: TokenStore {
         var generations: [Int64: Int64] = [:]
         var lockIDs: [TokenKey: Int64] = [:]
         var statistics = Statistics()
+        /// The generation read running per lock id, which callers that ask meanwhile share.
+        var reads: [Int64: Read] = [:]
+        var nextRead = 0
+
+        struct Read {
+            let id: Int
+            let task: Task<Int64, any Error>
+        }
     }
 
     /// The advisory lock id of `key`, and its id in notifications: 64 bits of SHA-256 of the key.

@@ -358,4 +358,28 @@ struct PostgresTokenStoreTests {
             #expect(error?.message.contains("schema version 99") == true, "\(String(describing: error?.message))")
         }
     }
+
+    /// 50 callers asking a store that does not listen for one key's revision at once share the
+    /// reads that are running, instead of 50 queries; a save through the same store still shows
+    /// at once to the next caller.
+    @Test func concurrentRevisionReadsOfOneKeyAreShared() async throws {
+        try await TestDatabase.withStores(1, listening: false) { stores in
+            let store = stores[0]
+            let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "shared")
+            try await store.save(Self.tokens("shared"), for: key)
+            let before = store.statistics.databaseReads
+            let revisions = try await withThrowingTaskGroup(of: TokenStoreRevision?.self) { group in
+                for _ in 0..<50 { group.addTask { try await store.revision(of: key) } }
+                return try await group.reduce(into: [TokenStoreRevision?]()) { $0.append($1) }
+            }
+            let reads = store.statistics.databaseReads - before
+            #expect(Set(revisions).count == 1, "every caller got the one generation")
+            #expect(reads >= 1 && reads < 25, "\(reads) queries for 50 callers")
+
+            let old = try await store.revision(of: key)
+            try await store.save(Self.tokens("shared-again"), for: key)
+            let new = try await store.revision(of: key)
+            #expect(old != new, "a save through the store shows at once")
+        }
+    }
 }
