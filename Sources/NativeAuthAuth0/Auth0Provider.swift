@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 @_spi(Provider) public import NativeAuth
 
 /// Auth0: a tenant's domain (`acme.eu.auth0.com`) or its custom domain (`login.acme.com`).

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 internal import LenientJSON
 @_spi(Provider) public import NativeAuth
 

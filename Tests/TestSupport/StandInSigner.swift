@@ -1,5 +1,5 @@
 import CryptoExtras
-public import Foundation
+internal import Foundation
 public import LenientJSON
 @_spi(Provider) import NativeAuth
 public import NativeAuthTesting
