@@ -150,10 +150,12 @@ struct Login: AsyncParsableCommand {
             throw ValidationError("--client-credentials needs the client's secret in FLEET_CLIENT_SECRET")
         }
         let clientCredentials = clientCredentials
+        // No person behind the client's own tokens: no ID token, no offline access to ask for.
+        let clientScopes = connection.scopes.filter { $0 != "openid" && $0 != "offline_access" }
         let subject = try await connection.withAuthenticator { authenticator, _ in
             if clientCredentials {
                 // Renewed with the same grant when it expires: the workers need only the secret.
-                return try await authenticator.loginWithClientCredentials().subject
+                return try await authenticator.loginWithClientCredentials(scopes: clientScopes).subject
             }
             return try await authenticator.login(presenter: LoopbackPresenter()).subject
         }
