@@ -63,6 +63,24 @@ struct FleetTests {
             #expect(result.stdout.contains("Signed in"))
         }
 
+        /// `fleet-worker run` in `count` processes whose callers all start `seconds` from now; what
+        /// each printed once it ended.
+        func runTogether(_ count: Int, callers: Int, calls: Int, startingIn seconds: Double) async throws
+            -> [CommandResult]
+        {
+            let startAt = Int64((Date().timeIntervalSince1970 + seconds) * 1000)
+            let arguments =
+                ["run"] + connection + [
+                    "--api", sandbox.url(.resource).absoluteString, "--callers", String(callers),
+                    "--calls", String(calls), "--start-at", String(startAt),
+                ]
+            let environment = try environment
+            let workers = try (0..<count).map { _ in try RunningCommand(worker, arguments, environment: environment) }
+            var results: [CommandResult] = []
+            for worker in workers { results.append(await worker.finish(closeInput: true)) }
+            return results
+        }
+
         /// Runs `body` with a store of the fleet's database and key, and an authenticator on it.
         func withAuthenticator<T: Sendable>(_ body: @Sendable (Authenticator, PostgresTokenStore) async throws -> T)
             async throws -> T
@@ -107,18 +125,8 @@ struct FleetTests {
         fleet.sandbox.resetCounts()
 
         let api = fleet.sandbox.url(.resource).absoluteString
-        let startAt = Int64((Date().timeIntervalSince1970 + 5) * 1000)
         let environment = try fleet.environment
-        let workers = try (0..<16).map { _ in
-            try RunningCommand(
-                fleet.worker,
-                ["run"] + fleet.connection + [
-                    "--api", api, "--callers", "50", "--calls", "1", "--start-at", String(startAt),
-                ],
-                environment: environment)
-        }
-        var results: [CommandResult] = []
-        for worker in workers { results.append(await worker.finish(closeInput: true)) }
+        let results = try await fleet.runTogether(16, callers: 50, calls: 1, startingIn: 5)
         for result in results {
             #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
             let summary = try Summary(result)
@@ -223,19 +231,8 @@ struct FleetTests {
         try await fleet.withAuthenticator { authenticator, _ in try await authenticator.expireAccessToken() }
         fleet.sandbox.resetCounts()
 
-        let api = fleet.sandbox.url(.resource).absoluteString
-        let startAt = Int64((Date().timeIntervalSince1970 + 4) * 1000)
-        let workers = try (0..<8).map { _ in
-            try RunningCommand(
-                fleet.worker,
-                ["run"] + fleet.connection + [
-                    "--api", api, "--callers", "20", "--calls", "2", "--start-at", String(startAt),
-                ],
-                environment: environment)
-        }
         var locksTaken = 0
-        for worker in workers {
-            let result = await worker.finish(closeInput: true)
+        for result in try await fleet.runTogether(8, callers: 20, calls: 2, startingIn: 4) {
             #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
             let summary = try Summary(result)
             #expect(summary.succeeded == 40 && summary.failed.isEmpty, "\(result.stdout)")
