@@ -14,7 +14,8 @@
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
 #      server (NativeAuthTesting) with Python's Authlib
 #   4. runs LenientJSON's parse/encode/error paths under valgrind: a definite leak fails
-#   5. lints Sources, Tests, Samples, Plugins, Benchmarks and Fuzz with `swift format lint --strict`
+#   5. lints Sources, Tests, Samples, Plugins, Benchmarks and Fuzz with `swift format lint --strict`, and
+#      checks that the core library spells no command-line flag (errors name settings by key)
 #   6. builds the DocC documentation with warnings as errors
 #   7. checks that `nativeauth` links no sandbox server (that is nativeauth-demo's), builds
 #      `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
@@ -207,6 +208,13 @@ dirs=()
 for dir in Sources Tests Samples Plugins Benchmarks Fuzz; do [[ -d $dir ]] && dirs+=("$dir"); done
 swift format lint --strict --recursive --parallel "${dirs[@]}" Package.swift
 
+# The core library speaks of settings by their keys; the command line's words are NativeAuthCommands'.
+log "no command-line flag spelled in the core library's strings"
+if grep -rnE '"[^"]*(^|[^a-zA-Z-])--[a-z][a-z0-9-]{2,}' Sources/NativeAuth --include='*.swift' | grep -vE '^[^:]+:[0-9]+: *//'; then
+    echo "Sources/NativeAuth spells command-line flags (above): name the setting's key in backquotes instead" >&2
+    exit 1
+fi
+
 # --- 6. documentation ---------------------------------------------------------------------------
 if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     log "building the documentation (warnings are errors)"
@@ -237,6 +245,15 @@ answer=$(.build/debug/nativeauth login --provider github --client-id x 2>&1)
 status=$?
 set -e
 [[ $status == 1 && $answer == *"without the GitHub trait"* ]] || { echo "unexpected: $status $answer" >&2; exit 1; }
+# GitHub's own options are not in this build either: the refused option names the trait too.
+set +e
+answer=$(.build/debug/nativeauth login --provider github --host https://github.example --client-id x 2>&1)
+status=$?
+set -e
+[[ $status == 1 && $answer == *"without the GitHub trait"* && $answer == *"--host"* ]] || {
+    echo "unexpected: $status $answer" >&2
+    exit 1
+}
 swift build --product nativeauth >/dev/null  # back to the default traits
 # The CLI people ship links no sandbox server: the demo and the sandbox are nativeauth-demo's.
 if strings .build/debug/nativeauth | grep -q SandboxAuthorizationServer; then

@@ -27,9 +27,5 @@ struct Auth0Login: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "auth0-login"
     static let defaultProvider = Auth0Provider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(Auth0Provider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [Auth0Provider.self]
 }

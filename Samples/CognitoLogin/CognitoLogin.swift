@@ -26,9 +26,5 @@ struct CognitoLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "cognito-login"
     static let defaultProvider = CognitoProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(CognitoProvider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [CognitoProvider.self]
 }

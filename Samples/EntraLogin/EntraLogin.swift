@@ -30,14 +30,5 @@ struct EntraLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "entra-login"
     static let defaultProvider = EntraProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(EntraProvider.self)
-        return registry
-    }
-
-    /// `api PATH` goes to Microsoft Graph.
-    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
-        (provider as? EntraProvider)?.graphURL ?? provider.configuration.issuer
-    }
+    static let providers: [any AuthProvider.Type] = [EntraProvider.self]
 }

@@ -26,20 +26,5 @@ struct GitHubLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "github-login"
     static let defaultProvider = GitHubProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(GitHubProvider.self)
-        return registry
-    }
-
-    /// `api PATH` goes to GitHub's REST API, not to the web host.
-    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
-        (provider as? GitHubProvider)?.apiBaseURL
-    }
-
-    /// git's credential helper answers for GitHub's web host as `x-access-token`.
-    static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults {
-        guard let github = provider as? GitHubProvider else { return GitCredentialDefaults() }
-        return GitCredentialDefaults(host: github.host, username: GitHubProvider.gitUsername)
-    }
+    static let providers: [any AuthProvider.Type] = [GitHubProvider.self]
 }

@@ -29,19 +29,5 @@ struct GitLabLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "gitlab-login"
     static let defaultProvider = GitLabProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(GitLabProvider.self)
-        return registry
-    }
-
-    /// `api PATH` goes to `HOST/api/v4`.
-    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
-        (provider as? GitLabProvider)?.apiBaseURL ?? provider.configuration.issuer
-    }
-
-    /// git over HTTPS to the instance takes the token as password for the user `oauth2`.
-    static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults {
-        GitCredentialDefaults(host: (provider as? GitLabProvider)?.host, username: GitLabProvider.gitUsername)
-    }
+    static let providers: [any AuthProvider.Type] = [GitLabProvider.self]
 }

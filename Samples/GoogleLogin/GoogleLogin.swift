@@ -27,9 +27,5 @@ struct GoogleLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "google-login"
     static let defaultProvider = GoogleProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(GoogleProvider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [GoogleProvider.self]
 }

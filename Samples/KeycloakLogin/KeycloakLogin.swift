@@ -26,9 +26,5 @@ struct KeycloakLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "keycloak-login"
     static let defaultProvider = KeycloakProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(KeycloakProvider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [KeycloakProvider.self]
 }

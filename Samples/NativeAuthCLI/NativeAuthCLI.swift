@@ -51,121 +51,53 @@ struct NativeAuthCLI: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "nativeauth"
     static let defaultProvider = GenericOIDCProvider.id
 
-    /// The provider ids this build registers.
-    static var compiledIn: [String] {
-        var ids = [GenericOIDCProvider.id]
+    /// The provider modules of this build: the generic OpenID Connect provider, and each whose
+    /// trait is on.
+    static var providers: [any AuthProvider.Type] {
+        var providers: [any AuthProvider.Type] = [GenericOIDCProvider.self]
         #if GitHub
-            ids.append(GitHubProvider.id)
+            providers.append(GitHubProvider.self)
         #endif
         #if Cognito
-            ids.append(CognitoProvider.id)
+            providers.append(CognitoProvider.self)
         #endif
         #if Google
-            ids.append(GoogleProvider.id)
+            providers.append(GoogleProvider.self)
         #endif
         #if Entra
-            ids.append(EntraProvider.id)
+            providers.append(EntraProvider.self)
         #endif
         #if Keycloak
-            ids.append(KeycloakProvider.id)
+            providers.append(KeycloakProvider.self)
         #endif
         #if GitLab
-            ids.append(GitLabProvider.id)
+            providers.append(GitLabProvider.self)
         #endif
         #if Auth0
-            ids.append(Auth0Provider.id)
+            providers.append(Auth0Provider.self)
         #endif
         #if Okta
-            ids.append(OktaProvider.id)
+            providers.append(OktaProvider.self)
         #endif
-        return ids
+        return providers
     }
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(GenericOIDCProvider.self)
-        #if GitHub
-            try registry.register(GitHubProvider.self)
-        #endif
-        #if Cognito
-            try registry.register(CognitoProvider.self)
-        #endif
-        #if Google
-            try registry.register(GoogleProvider.self)
-        #endif
-        #if Entra
-            try registry.register(EntraProvider.self)
-        #endif
-        #if Keycloak
-            try registry.register(KeycloakProvider.self)
-        #endif
-        #if GitLab
-            try registry.register(GitLabProvider.self)
-        #endif
-        #if Auth0
-            try registry.register(Auth0Provider.self)
-        #endif
-        #if Okta
-            try registry.register(OktaProvider.self)
-        #endif
-        return registry
-    }
+    /// The provider ids of NativeAuth's modules, by the trait that links each: a build without
+    /// one says which trait to build with.
+    static let traits = [
+        "github": "GitHub", "cognito": "Cognito", "google": "Google", "entra": "Entra", "keycloak": "Keycloak",
+        "gitlab": "GitLab", "auth0": "Auth0", "okta": "Okta",
+    ]
+
+    /// The provider ids this build registers.
+    static var compiledIn: [String] { providers.map { $0.id } }
 
     static var omittedProviders: [String: String] {
+        let linked = Set(compiledIn)
         var omitted: [String: String] = [:]
-        #if !GitHub
-            omitted["github"] = "this nativeauth was built without the GitHub trait: swift build --traits GitHub"
-        #endif
-        #if !Cognito
-            omitted["cognito"] = "this nativeauth was built without the Cognito trait: swift build --traits Cognito"
-        #endif
-        #if !Google
-            omitted["google"] = "this nativeauth was built without the Google trait: swift build --traits Google"
-        #endif
-        #if !Entra
-            omitted["entra"] = "this nativeauth was built without the Entra trait: swift build --traits Entra"
-        #endif
-        #if !Keycloak
-            omitted["keycloak"] = "this nativeauth was built without the Keycloak trait: swift build --traits Keycloak"
-        #endif
-        #if !GitLab
-            omitted["gitlab"] = "this nativeauth was built without the GitLab trait: swift build --traits GitLab"
-        #endif
-        #if !Auth0
-            omitted["auth0"] = "this nativeauth was built without the Auth0 trait: swift build --traits Auth0"
-        #endif
-        #if !Okta
-            omitted["okta"] = "this nativeauth was built without the Okta trait: swift build --traits Okta"
-        #endif
+        for (id, trait) in traits where !linked.contains(id) {
+            omitted[id] = "this nativeauth was built without the \(trait) trait: swift build --traits \(trait)"
+        }
         return omitted
-    }
-
-    /// `api PATH` goes to GitHub's REST API for GitHub, to the issuer for the others.
-    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
-        #if GitHub
-            if let github = provider as? GitHubProvider { return github.apiBaseURL }
-        #endif
-        #if Entra
-            if let entra = provider as? EntraProvider { return entra.graphURL }
-        #endif
-        #if GitLab
-            if let gitlab = provider as? GitLabProvider { return gitlab.apiBaseURL }
-        #endif
-        return provider.configuration.issuer
-    }
-
-    /// git's credential helper answers for GitHub's web host as `x-access-token`.
-    static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults {
-        #if GitHub
-            if let github = provider as? GitHubProvider {
-                return GitCredentialDefaults(host: github.host, username: GitHubProvider.gitUsername)
-            }
-        #endif
-        #if GitLab
-            if let gitlab = provider as? GitLabProvider {
-                return GitCredentialDefaults(host: gitlab.host, username: GitLabProvider.gitUsername)
-            }
-        #endif
-        return GitCredentialDefaults()
     }
 }

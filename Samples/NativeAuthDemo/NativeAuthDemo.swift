@@ -18,9 +18,5 @@ struct NativeAuthDemo: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "nativeauth-demo"
     static let defaultProvider = GenericOIDCProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(GenericOIDCProvider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [GenericOIDCProvider.self]
 }

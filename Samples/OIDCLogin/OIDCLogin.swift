@@ -25,9 +25,5 @@ struct OIDCLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "oidc-login"
     static let defaultProvider = GenericOIDCProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(GenericOIDCProvider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [GenericOIDCProvider.self]
 }

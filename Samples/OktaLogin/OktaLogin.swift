@@ -25,9 +25,5 @@ struct OktaLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "okta-login"
     static let defaultProvider = OktaProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(OktaProvider.self)
-        return registry
-    }
+    static let providers: [any AuthProvider.Type] = [OktaProvider.self]
 }

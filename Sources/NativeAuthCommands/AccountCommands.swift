@@ -14,7 +14,7 @@ public struct SwitchCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var options: ToolOptions<Tool>
+    @OptionGroup var options: CommandOptions<Tool, AccountSettings>
 
     @Argument(help: "The account (as `status --all` lists it).")
     var name: String

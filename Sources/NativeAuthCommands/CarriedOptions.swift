@@ -35,58 +35,55 @@ enum ToolInvocation {
     }
 }
 
-extension ToolOptions {
+extension CommandOptions {
     /// The options of this command line that another program must pass when it runs the tool
-    /// later: the connection, the storage, the profile and account (also when chosen by
-    /// `NATIVEAUTH_PROFILE`/`NATIVEAUTH_ACCOUNT` or a `.nativeauth.json`, which the other program
-    /// will not see), and the providers' settings. Paths are made absolute.
+    /// later: every setting given as a flag (paths made absolute), and the profile and account
+    /// (also when chosen by `NATIVEAUTH_PROFILE`/`NATIVEAUTH_ACCOUNT` or a `.nativeauth.json`,
+    /// which the other program will not see).
     ///
     /// - Throws: `AuthError` for a client secret given as a flag (it would be written into a file
     ///   others read, and into every later process list) or read from standard input, and for an
     ///   account name that cannot be one.
     func carriedArguments(_ configured: Configured) throws(AuthError) -> [String] {
-        if clientSecret != nil {
+        if flag(.clientSecret) != nil {
             throw AuthError(
                 .configurationInvalid,
                 "--client-secret would be written into the configuration of another program, and its process list",
                 hint: "give --client-secret-file FILE instead, or keep the secret in a profile (`profile add`)",
-                field: "client_secret")
+                field: Setting.clientSecret.key)
         }
-        if clientSecretFile == "-" {
+        if flag(.clientSecretFile) == "-" {
             throw AuthError(
                 .configurationInvalid,
                 "--client-secret-file - reads standard input, which the other program uses for itself",
-                hint: "give a file that only you may read", field: "client_secret")
+                hint: "give a file that only you may read", field: Setting.clientSecret.key)
         }
         let selection = configured.selection
         if let account = selection.account { try Accounts.validate(name: account.name) }
         var arguments: [String] = []
-        func add(_ flag: String, _ value: String?) {
-            if let value { arguments += [flag, value] }
+        for setting in Tool.allSettings where !setting.isSecret {
+            let values: [String]?
+            switch setting.key {
+            case Setting.profile.key: values = selection.profile.map { [$0.name] }
+            case Setting.account.key: values = selection.account.map { [$0.name] }
+            default: values = given[setting.key]
+            }
+            for value in values ?? [] {
+                switch setting.form {
+                case .flag: arguments.append(setting.flag)
+                case .value, .list:
+                    arguments += [setting.flag, setting.isPath ? ToolInvocation.absolute(value) : value]
+                }
+            }
         }
-        add("--provider", provider)
-        add("--config", config.map { ToolInvocation.absolute($0) })
-        add("--profile", selection.profile?.name)
-        add("--account", selection.account?.name)
-        add("--issuer", issuer)
-        add("--client-id", clientID)
-        add("--client-secret-file", clientSecretFile.map { ToolInvocation.absolute($0) })
-        add("--scope", scope)
-        add("--client-auth", clientAuth)
-        add("--store", store.map { ToolInvocation.absolute($0) })
-        add("--token-storage", tokenStorage)
-        add("--ca-file", caFile.map { ToolInvocation.absolute($0) })
-        add("--client-cert", clientCert.map { ToolInvocation.absolute($0) })
-        add("--client-key", clientKey.map { ToolInvocation.absolute($0) })
-        for (declared, value) in zip(Tool.providerSettings, slots) { add(declared.setting.flag, value) }
         return arguments
     }
 
     /// Says on stderr which `NATIVEAUTH_` variables set something this command line does not carry
     /// into `what`: the other program will not see them unless it runs with them too.
     func noteUncarriedVariables(environment: [String: String], what: String) {
-        let settings = ProviderSetting.standard + Tool.providerSettings.map(\.setting)
-        let variables = settings.map(\.environmentVariable) + ["NATIVEAUTH_STORE", "NATIVEAUTH_TOKEN_STORAGE"]
+        let carried = [Setting.profile.key, Setting.account.key]
+        let variables = Tool.allSettings.filter { !carried.contains($0.key) }.map(\.environmentVariable)
         let uncarried = variables.filter { environment[$0].map { !$0.isEmpty } ?? false }.sorted()
         guard !uncarried.isEmpty else { return }
         CommandSupport.notice(

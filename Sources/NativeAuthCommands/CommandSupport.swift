@@ -132,7 +132,7 @@ package enum CommandSupport {
         var lines = ["\(label) \(TerminalText.sanitized(error.description))"]
         if error.isLoginRequired {
             lines.append("hint: run `\(Tool.toolName) login`")
-        } else if let hint = error.field.flatMap(Tool.hint(forField:)) ?? error.hint {
+        } else if let hint = error.field.flatMap(Tool.hint(forField:)) ?? Tool.hint(for: error) {
             // An error about a configuration key says where this tool sets it.
             lines.append("hint: \(TerminalText.sanitized(hint))")
         }

@@ -171,7 +171,7 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
     /// With `--add-scope`: the configured scopes, those the account holds, and the added ones, in
     /// that order; else `nil` (the configuration's).
-    private func scopes(_ prepared: ToolOptions<Tool>.Prepared, workload: Bool) async throws -> [String]? {
+    private func scopes(_ prepared: PreparedAccount, workload: Bool) async throws -> [String]? {
         guard !addScope.isEmpty else { return nil }
         if let bad = addScope.first(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
             throw AuthError(.configurationInvalid, "--add-scope takes one scope at a time, not '\(bad)'")

@@ -21,7 +21,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 """ + CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var options: ToolOptions<Tool>
+    @OptionGroup var options: CommandOptions<Tool, SignOutSettings>
 
     @Flag(name: .customLong("no-browser"), help: "Do not open a browser; print the end-session URL instead.")
     var noBrowser = false

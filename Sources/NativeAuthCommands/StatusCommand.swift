@@ -27,7 +27,7 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             discussion: CommandSupport.exitStatusHelp)
     }
 
-    @OptionGroup var options: ToolOptions<Tool>
+    @OptionGroup var options: CommandOptions<Tool, AccountSettings>
 
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false

@@ -238,8 +238,8 @@ extension APICommand {
             "issuer": issuer.absoluteString, "resource": resource.absoluteString, "register_client": "true",
         ]
         let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
-        if options.scope == nil, let scope = challenge?.scope { settings["scope"] = scope }
-        let prepared: ToolOptions<Tool>.Prepared
+        if options.flag(.scope) == nil, let scope = challenge?.scope { settings["scope"] = scope }
+        let prepared: PreparedAccount
         do {
             prepared = try await options.prepare(settings: settings, use: .describe, registers: true)
         } catch var error as AuthError where error.code == .registrationFailed {

@@ -150,7 +150,7 @@ enum TokenSupply {
     /// A valid access token of the prepared account, with its set; when a sign-in is needed, what
     /// `signIn` says.
     static func tokens<Tool: NativeAuthTool>(
-        _ prepared: ToolOptions<Tool>.Prepared,
+        _ prepared: PreparedAccount,
         signIn: SignIn,
         tool: Tool.Type
     ) async throws -> TokenSet {
@@ -183,7 +183,7 @@ enum TokenSupply {
 
     /// Signs in with the system browser (a loopback redirect, five minutes at most) as the account
     /// the options name, and says who signed in.
-    static func browserSignIn<Tool: NativeAuthTool>(_ prepared: ToolOptions<Tool>.Prepared) async throws
+    static func browserSignIn(_ prepared: PreparedAccount) async throws
         -> Accounts.SignIn
     {
         let presenter = LoopbackPresenter(

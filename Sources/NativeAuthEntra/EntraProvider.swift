@@ -178,3 +178,8 @@ extension ProviderSetting {
     public static let entraGraphURL = ProviderSetting(
         "graph_url", help: "Microsoft Graph's base URL, default https://graph.microsoft.com/v1.0.")
 }
+
+/// The API is Microsoft Graph (``graphURL``).
+extension EntraProvider: ProviderService {
+    public var apiBaseURL: URL? { graphURL }
+}

@@ -41,7 +41,7 @@ public struct GitHubProvider: AuthProvider {
         guard let host = URL(string: text.trimmingSuffix("/")), host.host != nil,
             host.scheme == "https" || host.scheme == "http"
         else {
-            throw AuthError.invalid(.githubHost, "is not a URL", hint: "set it like --host https://github.example.com")
+            throw AuthError.invalid(.githubHost, "is not a URL", hint: "give a URL like https://github.example.com")
         }
         self.configuration = configuration
         self.host = host
@@ -134,4 +134,12 @@ extension String {
         while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
         return text
     }
+}
+
+/// GitHub's REST API is ``apiBaseURL``; git takes the access token on the web host as password
+/// for ``gitUsername``.
+extension GitHubProvider: ProviderService {
+    public var gitHost: URL? { host }
+
+    public var gitUsername: String { Self.gitUsername }
 }

@@ -73,3 +73,9 @@ extension ProviderSetting {
     public static let gitLabHost = ProviderSetting(
         "host", help: "The GitLab instance, default https://gitlab.com.")
 }
+
+/// The API is `HOST/api/v4` (``apiBaseURL``); git over HTTPS to the instance takes the access
+/// token as password for the user `oauth2`.
+extension GitLabProvider: ProviderService {
+    public var gitHost: URL? { host }
+}

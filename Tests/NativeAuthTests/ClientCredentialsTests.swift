@@ -284,7 +284,7 @@ import Testing
                 issuer: sandbox.issuer, clientID: Self.serviceID, scopes: [], clientAuthentication: .privateKeyJWT))
         let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
         #expect(error.code == .configurationInvalid)
-        #expect(error.hint?.contains("--client-assertion-key") == true)
+        #expect(error.hint?.contains("`client_assertion_key`") == true)
         #expect(sandbox.requestCount(.token) == 0, "nothing is sent")
         await sandbox.stop()
     }

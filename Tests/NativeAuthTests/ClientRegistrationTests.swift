@@ -200,7 +200,7 @@ import Testing
         let error = await #expect(throws: AuthError.self) { try await auth.registeringClient(app) }
         #expect(error?.code == .registrationFailed)
         #expect(error?.message.contains("registration_endpoint") == true)
-        #expect(error?.hint?.contains("--client-id") == true)
+        #expect(error?.hint?.contains("`client_id`") == true)
         #expect(try await store.keys().isEmpty)
         await sandbox.stop()
     }

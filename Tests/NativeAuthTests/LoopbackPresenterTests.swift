@@ -144,7 +144,7 @@ func fetch(_ url: URL) async throws -> (Int, String) {
         await first.close()
         #expect(error?.code == .configurationInvalid)
         #expect(error?.message.contains("port \(port)") == true)
-        #expect(error?.hint?.contains("--port") == true)
+        #expect(error?.hint?.contains("`port`") == true)
         // The configured port works once it is free.
         let again = try await LoopbackPresenter(configuration: .init(port: port, opener: nil)).beginSession()
         #expect(again.redirectURI.port == port)

@@ -67,7 +67,7 @@ import Testing
             try await auth.send(HTTPRequest(method: .get, url: real.resourceURL("mcp")))
         }
         #expect(error.message.contains("https://other-issuer.example"), "\(error)")
-        #expect(error.hint?.contains("--discover") == true)
+        #expect(error.hint?.contains("RFC 9728") == true)
         #expect(real.grantCount(.refreshToken) == 0)
         await real.stop()
     }

@@ -152,7 +152,7 @@ import Testing
         for url in [sandbox.resourceURL("files"), URL(string: "https://elsewhere.example/api")!] {
             let error = try await #require(throws: AuthError.self) { try await auth.accessToken(for: url) }
             #expect(error.oauthError == "invalid_target", "\(error)")
-            #expect(error.hint?.contains("--resource") == true)
+            #expect(error.hint?.contains("`resource`") == true)
             #expect(!error.isLoginRequired)
         }
         #expect(await store.load(auth.key) == before, "the refresh token and everything else kept")
@@ -171,7 +171,7 @@ import Testing
             try await auth.accessToken(for: URL(string: "https://api.example.com/")!)
         }
         #expect(error.code == .loginRequired)
-        #expect(error.hint?.contains("--resource https://api.example.com/") == true, "\(error)")
+        #expect(error.hint?.contains("`resource` https://api.example.com/") == true, "\(error)")
     }
 
     @Test func clientCredentialsAskForTheResourceAndRenewItOnce() async throws {

@@ -37,7 +37,7 @@ import Testing
         #expect(error?.code == .certificateUntrusted)
         #expect(error?.message.contains("the server's certificate is not trusted") == true)
         #expect(error?.message.contains("127.0.0.1") == true)
-        #expect(error?.hint?.contains("--ca-file") == true)
+        #expect(error?.hint?.contains("`ca_file`") == true)
         #expect(error?.isRetryable == false)
 
         for tls in [

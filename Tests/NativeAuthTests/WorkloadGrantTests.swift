@@ -140,7 +140,7 @@ import Testing
         try await other.expireAccessToken()
         let error = try await #require(throws: AuthError.self) { try await other.accessToken() }
         #expect(error.code == .loginRequired)
-        #expect(error.hint?.contains("--subject-token-file") == true)
+        #expect(error.hint?.contains("`subject_token_file`") == true)
         #expect(sandbox.grantCount(.tokenExchange) == 1)
         await sandbox.stop()
     }

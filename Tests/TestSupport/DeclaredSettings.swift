@@ -47,6 +47,11 @@ public func problemsWithDeclaredSettings(
     return problems
 }
 
+extension ProviderSetting {
+    /// The option a command-line tool offers for the setting: `--` and the key with `-` for `_`.
+    public var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
+}
+
 /// A value the declared setting accepts: a URL for the keys that hold one.
 private func value(for setting: ProviderSetting) -> String {
     ["host", "domain", "logout_uri"].contains(setting.key) ? "https://settings-test.example" : "settings-test"

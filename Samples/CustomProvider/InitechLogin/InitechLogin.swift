@@ -25,14 +25,5 @@ struct InitechLogin: AsyncParsableCommand, NativeAuthTool {
     static let toolName = "initech-login"
     static let defaultProvider = InitechProvider.id
 
-    static func makeRegistry() throws -> ProviderRegistry {
-        var registry = ProviderRegistry()
-        try registry.register(InitechProvider.self)
-        return registry
-    }
-
-    /// `api PATH` resolves paths on Initech's host (it has no issuer).
-    static func apiBaseURL(for provider: any AuthProvider) -> URL? {
-        (provider as? InitechProvider)?.host
-    }
+    static let providers: [any AuthProvider.Type] = [InitechProvider.self]
 }

@@ -110,3 +110,8 @@ extension ProviderSetting {
     public static let initechHost = ProviderSetting(
         "host", help: "The Initech Identity host (default: \(InitechProvider.defaultHost)).")
 }
+
+/// Initech's API is on its host (it has no issuer).
+extension InitechProvider: ProviderService {
+    public var apiBaseURL: URL? { host }
+}

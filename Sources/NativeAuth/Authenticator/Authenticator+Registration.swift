@@ -55,7 +55,7 @@ extension Authenticator {
                 "the authorization server \(issuer) does not register clients: its metadata has no"
                     + " registration_endpoint (RFC 7591)"
                     + (client.metadataDocument == nil ? "" : " and does not take client id metadata documents"),
-                hint: "register the client with the server's administrator, and give its id (--client-id)",
+                hint: "register the client with the server's administrator, and give its id (`client_id`)",
                 operation: .registration)
         }
         let registration = try await registration(client, at: endpoint, initialAccessToken: initialAccessToken)

@@ -87,7 +87,7 @@ package enum Discovery {
                     .configurationInvalid,
                     "the metadata at \(shown) names the issuer \(stated.map { "\"\($0)\"" } ?? "(none)"),"
                         + " not the configured \"\(expected)\"; they must be equal exactly",
-                    hint: "check the issuer URL (--issuer); a trailing slash counts",
+                    hint: "check the `issuer` URL; a trailing slash counts",
                     operation: .discovery
                 )
             }
@@ -96,7 +96,7 @@ package enum Discovery {
         throw AuthError(
             .metadataUnavailable,
             "no usable metadata for the issuer \(issuer.absoluteString): " + attempts.joined(separator: "; "),
-            hint: "check the issuer URL (--issuer), or set the endpoints in the configuration",
+            hint: "check the `issuer` URL, or set the endpoints in the configuration",
             operation: .discovery,
             isRetryable: retryable
         )

@@ -37,7 +37,7 @@ extension AuthError {
         AuthError(
             .stepUpRequired,
             message,
-            hint: hint ?? "sign in again as the server asks (api --step-up), or send with a step-up presenter",
+            hint: hint ?? "sign in again as the server asks, or send with a step-up presenter",
             operation: operation,
             status: status,
             oauthError: oauthError,
@@ -59,8 +59,7 @@ extension AuthError {
         return AuthError(
             .stepUpRequired,
             "the API asks for a stronger or more recent sign-in (" + asked.joined(separator: "; ") + ")",
-            hint: "sign in again as it asks (login --acr-values, --max-age; api --step-up), or send with a step-up"
-                + " presenter",
+            hint: "sign in again as it asks, or send with a step-up presenter",
             operation: .apiRequest,
             status: Int(response.status.code),
             oauthError: challenge.error,

@@ -32,7 +32,9 @@ public struct AuthError: Error, Sendable {
     public var code: Code
     /// A sentence for people saying what went wrong. Never contains a token.
     public var message: String
-    /// What the person can do about it, when there is something to say ("run `tool login`").
+    /// What the person can do about it, when there is something to say. A setting it names is its
+    /// key in backquotes (`` `client_auth` ``): a caller shows it in its own words with
+    /// ``hint(naming:)`` (a command-line tool as its flag), and never sees another tool's flags.
     public var hint: String?
     /// What NativeAuth was doing, when known.
     public var operation: AuthOperation?
@@ -124,6 +126,41 @@ public struct AuthError: Error, Sendable {
     ///   - hint: What to do about it, when there is more to say than the key's help.
     public static func invalid(_ setting: ProviderSetting, _ problem: String, hint: String? = nil) -> AuthError {
         AuthError(.configurationInvalid, "the field \"\(setting.key)\" \(problem)", hint: hint, field: setting.key)
+    }
+
+    /// ``missing(_:)-(ProviderSetting)`` for a typed setting.
+    public static func missing<Value>(_ setting: Setting<Value>) -> AuthError { missing(setting.declaration) }
+
+    /// ``invalid(_:_:hint:)-(ProviderSetting,_,_)`` for a typed setting.
+    public static func invalid<Value>(_ setting: Setting<Value>, _ problem: String, hint: String? = nil) -> AuthError {
+        invalid(setting.declaration, problem, hint: hint)
+    }
+}
+
+extension AuthError {
+    /// The ``hint`` with each setting it names (a key in backquotes, `` `client_auth` ``) in the
+    /// caller's words: a command-line tool's flag (`--client-auth`), an app's label. A name `name`
+    /// has no words for (`nil`) stays as it is, backquotes and all.
+    ///
+    /// - Parameter name: The caller's words for a setting's key, or `nil`.
+    public func hint(naming name: (String) -> String?) -> String? {
+        guard let hint else { return nil }
+        var result = ""
+        var rest = Substring(hint)
+        while let open = rest.firstIndex(of: "`") {
+            let after = rest.index(after: open)
+            guard let close = rest[after...].firstIndex(of: "`") else { break }
+            let key = rest[after..<close]
+            result += rest[..<open]
+            if !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), let words = name(String(key))
+            {
+                result += words
+            } else {
+                result += rest[open...close]
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
     }
 }
 

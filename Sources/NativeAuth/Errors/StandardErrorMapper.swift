@@ -137,7 +137,7 @@ public struct StandardErrorMapper: ErrorMapper {
     /// What to do about a refused loopback redirect URI.
     static let redirectURIHint =
         "register http://127.0.0.1/callback; a server that matches redirect URIs exactly, port included (not"
-        + " RFC 8252 §7.3), needs http://127.0.0.1:PORT/callback registered and --port PORT"
+        + " RFC 8252 §7.3), needs http://127.0.0.1:PORT/callback registered and that `port`"
 
     /// RFC 6749 §5.2 and the OAuth error codes of other RFCs.
     private func mapOAuthError(_ failure: AuthFailure) -> AuthError? {
@@ -165,13 +165,13 @@ public struct StandardErrorMapper: ErrorMapper {
         case "invalid_client", "unauthorized_client":
             code = .configurationInvalid
             message = "the server did not accept this client (\(oauth.error))"
-            hint = "check the client id, the client secret and the client authentication method (--client-auth)"
+            hint = "check the client id, the client secret and the client authentication method (`client_auth`)"
         case "invalid_scope":
             message = "the server refused the requested scope"
-            hint = "check the scopes requested (--scope) against those the client may ask for"
+            hint = "check the scopes requested (`scope`) against those the client may ask for"
         case "invalid_target":
             message = "the server does not issue tokens for the requested resource (invalid_target, RFC 8707)"
-            hint = "check the resource (--resource): the server must know it, and the sign-in must cover it"
+            hint = "check the `resource`: the server must know it, and the sign-in must cover it"
         case "invalid_redirect_uri" where operation != .registration,
             "invalid_request" where oauth.errorDescription?.lowercased().contains("redirect") == true:
             message = "the server refused the redirect URI"

@@ -230,7 +230,7 @@ package final class ExchangeClient: Sendable {
                     .configurationInvalid,
                     "the server takes DPoP proofs in \(advertised.map(TerminalText.sanitized).joined(separator: ", "))"
                         + " only; NativeAuth signs them with ES256, EdDSA or RS256",
-                    hint: "set dpop to auto or off for this server", field: ProviderSetting.dpop.key)
+                    hint: "set dpop to auto or off for this server", field: Setting.dpop.key)
             }
             return try DPoPKey.generate(algorithm)
         }
@@ -258,7 +258,7 @@ package final class ExchangeClient: Sendable {
                 "the server answered with a \(TerminalText.sanitized(tokens.tokenType)) token, not a DPoP-bound one,"
                     + " and this configuration requires DPoP; nothing was stored",
                 hint: "check that the client may use DPoP at the server, or set dpop to auto",
-                operation: operation, field: ProviderSetting.dpop.key)
+                operation: operation, field: Setting.dpop.key)
         }
         tokens.dpopKey = key
     }
@@ -356,8 +356,8 @@ package final class ExchangeClient: Sendable {
         guard provider.configuration.clientID.isEmpty else { return }
         throw AuthError(
             .configurationInvalid, "the client has no client id yet",
-            hint: "register it first (Authenticator.registeringClient, --register-client), or give its client id",
-            field: ProviderSetting.clientID.key)
+            hint: "register it first (Authenticator.registeringClient, `register_client`), or give its client id",
+            field: Setting.clientID.key)
     }
 
     /// Registers a client at `endpoint` (RFC 7591 §3): the metadata as JSON, with the initial access
@@ -465,7 +465,7 @@ package final class ExchangeClient: Sendable {
                 .configurationInvalid,
                 "the access token is bound to a TLS client certificate (RFC 8705) that this transport does not"
                     + " present; it was not sent",
-                hint: "pass the --client-cert and --client-key it was issued with", operation: operation)
+                hint: "give the `client_cert` and `client_key` it was issued with", operation: operation)
         }
         guard credential.isDPoPBound, let url = request.url else {
             var authorized = request

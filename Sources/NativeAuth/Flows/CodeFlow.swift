@@ -122,7 +122,7 @@ package struct CodeFlow: Sendable {
                         + (metadata.requiresPushedAuthorizationRequests ? " by the server" : "")
                         + ", and its metadata names no pushed_authorization_request_endpoint",
                     hint: "set pushed_authorization_requests to auto, or check the issuer",
-                    operation: .pushedAuthorization, field: ProviderSetting.pushedAuthorizationRequests.key)
+                    operation: .pushedAuthorization, field: Setting.pushedAuthorizationRequests.key)
             }
             return nil
         }

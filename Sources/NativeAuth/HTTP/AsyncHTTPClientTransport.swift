@@ -182,7 +182,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         if let untrusted = CertificateFailure(error) {
             return AuthError(
                 .certificateUntrusted, "the server's certificate is not trusted: \(untrusted.reason) (\(host)\(via))",
-                hint: "pass --ca-file with the CA that issued it (or set ca_file, or SSL_CERT_FILE)",
+                hint: "trust the CA that issued it (`ca_file`, or SSL_CERT_FILE)",
                 isRetryable: false, underlying: error)
         }
         let reached = proxy.map { "the proxy \($0) (for \(host))" } ?? host

@@ -20,7 +20,8 @@ extension AuthError {
             let reason = curlText.hasPrefix("SSL certificate problem: ") ? curlText.dropFirst(25) : "unknown issuer"
             return AuthError(
                 .certificateUntrusted, "the server's certificate is not trusted: \(reason) (\(host ?? "the server"))",
-                hint: "use the asynchttpclient transport and pass --ca-file (URLSession takes no CA file on Linux)",
+                hint:
+                    "use the asynchttpclient `http_transport` with a `ca_file` (URLSession takes no CA file on Linux)",
                 isRetryable: false, underlying: error)
         }
         if error.code == .timedOut {

@@ -25,7 +25,7 @@ enum CallbackRace {
                         "no sign-in callback arrived within \(timeout.seconds) seconds",
                         hint: "sign in again, and finish in the browser before the time runs out; if the"
                             + " provider's page refused the redirect URI, the server matches it exactly (not"
-                            + " RFC 8252 §7.3): register http://127.0.0.1:PORT/callback and sign in with --port PORT",
+                            + " RFC 8252 §7.3): register http://127.0.0.1:PORT/callback and sign in on that `port`",
                         operation: .authorization
                     )
                 )

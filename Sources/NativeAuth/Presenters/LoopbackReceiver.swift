@@ -77,7 +77,7 @@ actor LoopbackReceiver {
                 throw AuthError(
                     .configurationInvalid,
                     "port \(port) on \(host) is already in use",
-                    hint: "choose another port (--port), or leave it out to use a free one",
+                    hint: "choose another `port`, or leave it out to use a free one",
                     underlying: error
                 )
             } catch let error as AuthError {

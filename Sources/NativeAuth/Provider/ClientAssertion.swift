@@ -137,7 +137,7 @@ public struct ClientAssertionKey: Sendable {
             .configurationInvalid,
             "cannot use the client assertion key: \(reason)",
             hint: "give a PEM or JWK private key: P-256 (ES256), Ed25519 (EdDSA) or RSA of 2048 bits or more (RS256)",
-            field: ProviderSetting.clientAssertionKey.key
+            field: Setting.clientAssertionKey.key
         )
     }
 }
@@ -195,8 +195,8 @@ package enum ClientAssertion {
             guard let key = configuration.clientAssertionKey else {
                 throw AuthError(
                     .configurationInvalid, "private_key_jwt client authentication needs the client's private key",
-                    hint: "give it with --client-assertion-key FILE (client_assertion_key)",
-                    field: ProviderSetting.clientAssertionKey.key)
+                    hint: "give it (`client_assertion_key`)",
+                    field: Setting.clientAssertionKey.key)
             }
             kid = key.keyID.map { JWKIdentifier(string: $0) }
             switch key.material {
@@ -208,8 +208,8 @@ package enum ClientAssertion {
             guard let secret = configuration.clientSecret, !secret.isEmpty else {
                 throw AuthError(
                     .configurationInvalid, "client_secret_jwt client authentication needs the client secret",
-                    hint: "give it with --client-secret-file FILE or NATIVEAUTH_CLIENT_SECRET",
-                    field: ProviderSetting.clientSecret.key)
+                    hint: "give it (`client_secret`)",
+                    field: Setting.clientSecret.key)
             }
             // RFC 7518 §3.2: an HS256 key must be at least as long as the hash (32 bytes).
             guard secret.utf8.count >= 32 else {
@@ -217,8 +217,8 @@ package enum ClientAssertion {
                     .configurationInvalid,
                     "client_secret_jwt signs with HS256, which needs a client secret of at least 32 bytes;"
                         + " this one has \(secret.utf8.count)",
-                    hint: "use client_secret_basic or client_secret_post with this secret (--client-auth basic)",
-                    field: ProviderSetting.clientSecret.key)
+                    hint: "use client_secret_basic or client_secret_post with this secret (`client_auth` basic)",
+                    field: Setting.clientSecret.key)
             }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         default:

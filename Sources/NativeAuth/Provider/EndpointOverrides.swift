@@ -39,16 +39,26 @@ public struct EndpointOverrides: Sendable, Equatable {
         self.deviceAuthorization = deviceAuthorization
     }
 
-    /// The configuration-file key of each override, with its key path.
-    static var fields: [(key: String, path: WritableKeyPath<EndpointOverrides, URL?>)] {
+    /// The setting of each override (configuration files and the environment only), with its key
+    /// path.
+    static var fields: [(setting: Setting<URL>, path: WritableKeyPath<EndpointOverrides, URL?>)] {
         [
-            ("authorization_endpoint", \.authorization),
-            ("token_endpoint", \.token),
-            ("userinfo_endpoint", \.userInfo),
-            ("jwks_uri", \.jwks),
-            ("revocation_endpoint", \.revocation),
-            ("end_session_endpoint", \.endSession),
-            ("device_authorization_endpoint", \.deviceAuthorization),
+            (endpoint("authorization_endpoint", "authorization endpoint"), \.authorization),
+            (endpoint("token_endpoint", "token endpoint"), \.token),
+            (endpoint("userinfo_endpoint", "userinfo endpoint"), \.userInfo),
+            (endpoint("jwks_uri", "JWKS document"), \.jwks),
+            (endpoint("revocation_endpoint", "revocation endpoint (RFC 7009)"), \.revocation),
+            (endpoint("end_session_endpoint", "end-session endpoint (OIDC RP-Initiated Logout)"), \.endSession),
+            (
+                endpoint("device_authorization_endpoint", "device authorization endpoint (RFC 8628)"),
+                \.deviceAuthorization
+            ),
         ]
+    }
+
+    private static func endpoint(_ key: String, _ name: String) -> Setting<URL> {
+        Setting(
+            key, help: "The \(name), for a server whose metadata names none or another.", valueName: "url",
+            group: .endpoints, parse: .url)
     }
 }

@@ -1,3 +1,4 @@
+public import Configuration
 public import Foundation
 public import LenientJSON
 
@@ -117,55 +118,53 @@ public struct ProviderConfiguration: Sendable {
         self.workload = workload
     }
 
-    static let knownKeys: Set<String> = Set(
-        [
-            "provider", "require_pkce", "follow_resource_metadata", "register_client", "client_assertion_audience",
-            "client_id_metadata_document",
-        ]
-            + ProviderSetting.standard.map(\.key)
-            + EndpointOverrides.fields.map(\.key)
-    )
-
-    /// Reads a configuration from a JSON object.
+    /// Reads a configuration from a JSON object: the standard settings (``ProviderSetting/standard``)
+    /// where their declarations say, every other key into ``additional``.
     ///
     /// - Throws: ``AuthError`` with code ``AuthError/Code/configurationInvalid`` naming the missing
     ///   or invalid field, for example `the field "client_id" is missing`, with ``AuthError/field``
     ///   set to its key.
     public init(json object: JSONObject) throws(AuthError) {
-        func invalid(_ key: String, _ problem: String) -> AuthError {
-            AuthError(.configurationInvalid, "the field \"\(key)\" \(problem)", field: key)
+        try self.init(SettingValues { setting throws(AuthError) in try object[setting.key].flatMap(setting.text(of:)) })
+        let standard = Set(ProviderSetting.standard.map(\.key))
+        for member in object where !standard.contains(member.key) {
+            additional[member.key] = member.value
         }
-        func string(_ key: String) throws(AuthError) -> String? {
-            do {
-                let value = try object.string(key)
-                return value?.isEmpty == true ? nil : value
-            } catch {
-                throw invalid(key, "should be a string")
-            }
-        }
-        func url(_ key: String) throws(AuthError) -> URL? {
-            guard let text = try string(key) else { return nil }
-            guard let url = URL(string: text), url.scheme != nil, url.host?.isEmpty == false else {
-                throw invalid(key, "is not an absolute URL")
-            }
-            do {
-                try EndpointPolicy.validate(url)
-            } catch {
-                throw invalid(key, "must use https (plain http only for 127.0.0.1 or [::1])")
-            }
-            return url
-        }
+    }
 
-        func flag(_ key: String) throws(AuthError) -> Bool {
-            switch object[key] {
-            case nil, .null?, .string("false")?: return false
-            case .bool(let value)?: return value
-            case .string("true")?: return true
-            default: throw invalid(key, "should be true or false")
-            }
+    /// Reads a configuration through swift-configuration: each setting of ``ProviderSetting/standard``
+    /// and of `settings` (a provider module's own, ``AuthProvider/settings``) by its key, from the
+    /// reader's providers in their order (a command line, the environment, a file). The provider
+    /// module's settings go into ``additional``.
+    ///
+    /// ```swift
+    /// let config = ConfigReader(providers: [
+    ///     EnvironmentVariablesProvider().prefixKeys(with: "nativeauth"),   // NATIVEAUTH_CLIENT_ID, …
+    ///     InMemoryProvider(values: ["issuer": "https://id.example.com", "client_id": "cli"]),
+    /// ])
+    /// let configuration = try ProviderConfiguration(reading: config, settings: CognitoProvider.settings)
+    /// ```
+    ///
+    /// Values are read as text (`"true"` for a flag, space-separated words for a list), and an
+    /// empty text counts as absent.
+    ///
+    /// - Throws: ``AuthError`` as ``init(json:)`` does.
+    public init(reading config: ConfigReader, settings: [ProviderSetting] = []) throws(AuthError) {
+        let values = SettingValues { setting throws(AuthError) in
+            config.string(forKey: ConfigKey([setting.key]), isSecret: setting.isSecret)
         }
-        let registersClient = try flag("register_client")
-        let clientID = try string(ProviderSetting.clientID.key)
+        try self.init(values)
+        for setting in settings where !ProviderSetting.standard.contains(setting) {
+            guard let text = try values.text(of: setting) else { continue }
+            try setting.validate(text)
+            additional[setting.key] = .string(text)
+        }
+    }
+
+    /// Reads the standard settings from `values`.
+    private init(_ values: SettingValues) throws(AuthError) {
+        let registersClient = try values.read(.registerClient) ?? false
+        let clientID = try values.read(.clientID)
         guard clientID != nil || registersClient else {
             var error = AuthError.missing(.clientID)
             error.hint =
@@ -174,83 +173,30 @@ public struct ProviderConfiguration: Sendable {
         }
         var endpoints = EndpointOverrides()
         for field in EndpointOverrides.fields {
-            endpoints[keyPath: field.path] = try url(field.key)
+            endpoints[keyPath: field.path] = try values.read(field.setting)
         }
-        var authentication: ClientAuthentication?
-        if let name = try string("client_auth") {
-            guard let parsed = ClientAuthentication(name: name) else {
-                throw invalid(
-                    "client_auth",
-                    "should be one of none, post, basic, tls, self_signed_tls, private_key_jwt, secret_jwt")
-            }
-            authentication = parsed
-        }
-        let scopes: [String]
-        do {
-            scopes = try object.stringList("scope") ?? ["openid"]
-        } catch {
-            throw invalid("scope", "should be a string of space-separated scopes, or an array of strings")
-        }
-        let requiresAnnouncedPKCE: Bool
-        switch object["require_pkce"] {
-        case nil, .null?: requiresAnnouncedPKCE = false
-        case .bool(let value)?: requiresAnnouncedPKCE = value
-        default: throw invalid("require_pkce", "should be true or false")
-        }
-        let followsResourceMetadata = try flag("follow_resource_metadata")
-        var assertionAudience = ClientAssertionAudience.tokenEndpoint
-        if let name = try string("client_assertion_audience") {
-            guard let parsed = ClientAssertionAudience(rawValue: name) else {
-                throw invalid("client_assertion_audience", "should be token_endpoint or issuer")
-            }
-            assertionAudience = parsed
-        }
-        func policy(_ setting: ProviderSetting) throws(AuthError) -> FeaturePolicy {
-            guard let name = try string(setting.key) else { return .automatic }
-            guard let parsed = FeaturePolicy(rawValue: name) else {
-                throw invalid(setting.key, "should be auto, required or off")
-            }
-            return parsed
-        }
-        let dpop = try policy(.dpop)
-        let pushed = try policy(.pushedAuthorizationRequests)
-        let workload = try Self.workload(string)
-        let resources: [URL]
-        do {
-            resources = try (object.stringList(ProviderSetting.resource.key) ?? []).map { text throws(AuthError) in
-                try Self.resourceIndicator(text)
-            }
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            throw invalid("resource", "should be a string of space-separated URLs, or an array of strings")
-        }
-        var additional = JSONObject()
-        for member in object where !Self.knownKeys.contains(member.key) {
-            additional[member.key] = member.value
-        }
+        let keyPath = try values.read(.clientAssertionKey)
         self.init(
-            provider: try string("provider") ?? "oidc",
-            issuer: try url("issuer"),
+            provider: try values.read(.provider) ?? "oidc",
+            issuer: try values.read(.issuer),
             clientID: clientID ?? "",
-            clientSecret: try string("client_secret"),
-            scopes: scopes,
-            clientAuthentication: authentication,
+            clientSecret: try values.read(.clientSecret),
+            scopes: try values.read(.scope) ?? ["openid"],
+            clientAuthentication: try values.read(.clientAuthentication),
             endpoints: endpoints,
-            additional: additional,
-            requiresAnnouncedPKCE: requiresAnnouncedPKCE,
-            clientAssertionKey: try string(ProviderSetting.clientAssertionKey.key).map { path throws(AuthError) in
-                try ClientAssertionKey.contentsOf(path, keyID: try string(ProviderSetting.clientAssertionKeyID.key))
+            requiresAnnouncedPKCE: try values.read(.requirePKCE) ?? false,
+            clientAssertionKey: try keyPath.map { path throws(AuthError) in
+                try ClientAssertionKey.contentsOf(path, keyID: try values.read(.clientAssertionKeyID))
             },
-            workload: workload
+            workload: try Self.workload(values)
         )
-        self.resources = resources
-        self.followsResourceMetadata = followsResourceMetadata
+        self.resources = try values.read(.resource) ?? []
+        self.followsResourceMetadata = try values.read(.followResourceMetadata) ?? false
         self.registersClient = registersClient && clientID == nil
-        self.clientAssertionAudience = assertionAudience
-        self.clientMetadataDocument = try url("client_id_metadata_document")
-        self.dpop = dpop
-        self.pushedAuthorizationRequests = pushed
+        self.clientAssertionAudience = try values.read(.clientAssertionAudience) ?? .tokenEndpoint
+        self.clientMetadataDocument = try values.read(.clientMetadataDocument)
+        self.dpop = try values.read(.dpop) ?? .automatic
+        self.pushedAuthorizationRequests = try values.read(.pushedAuthorizationRequests) ?? .automatic
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the
@@ -262,37 +208,37 @@ public struct ProviderConfiguration: Sendable {
         guard let url = URL(string: text), url.scheme != nil, url.host?.isEmpty == false else {
             throw AuthError(
                 .configurationInvalid, "the resource \(Redaction.scrubURL(text)) is not an absolute URL",
-                hint: "give the API's URL, like https://api.example.com/", field: ProviderSetting.resource.key)
+                hint: "give the API's URL, like https://api.example.com/", field: Setting.resource.key)
         }
         guard url.fragment == nil else {
             throw AuthError(
                 .configurationInvalid, "a resource indicator has no fragment (RFC 8707 §2)",
-                field: ProviderSetting.resource.key)
+                field: Setting.resource.key)
         }
         do {
             try EndpointPolicy.validate(url)
         } catch {
             throw AuthError(
-                .configurationInvalid, error.message, hint: error.hint, field: ProviderSetting.resource.key)
+                .configurationInvalid, error.message, hint: error.hint, field: Setting.resource.key)
         }
         return url
     }
 
     /// The workload grant the settings describe, if any.
-    private static func workload(_ string: (String) throws(AuthError) -> String?) throws(AuthError) -> WorkloadGrant? {
+    private static func workload(_ values: SettingValues) throws(AuthError) -> WorkloadGrant? {
         var sources: [SubjectTokenSource] = []
-        if let path = try string(ProviderSetting.subjectTokenFile.key) { sources.append(.file(path)) }
-        if let line = try string(ProviderSetting.subjectTokenCommand.key) { sources.append(.command(line: line)) }
-        if let audience = try string(ProviderSetting.subjectTokenGitHubActions.key) {
+        if let path = try values.read(.subjectTokenFile) { sources.append(.file(path)) }
+        if let line = try values.read(.subjectTokenCommand) { sources.append(.command(line: line)) }
+        if let audience = try values.read(.subjectTokenGitHubActions) {
             sources.append(.gitHubActions(audience: audience))
         }
-        let grantName = try string(ProviderSetting.workloadGrant.key)
+        let grantName = try values.read(.workloadGrant)
         guard let subject = sources.first else {
             if grantName != nil {
                 throw AuthError(
                     .configurationInvalid, "workload_grant needs a subject token",
-                    hint: "give --subject-token-file, --subject-token-command or --subject-token-github-actions",
-                    field: ProviderSetting.workloadGrant.key)
+                    hint: "give `subject_token_file`, `subject_token_command` or `subject_token_github_actions`",
+                    field: Setting.subjectTokenFile.key)
             }
             return nil
         }
@@ -300,29 +246,12 @@ public struct ProviderConfiguration: Sendable {
             throw AuthError(
                 .configurationInvalid,
                 "give one of subject_token_file, subject_token_command and subject_token_github_actions",
-                field: ProviderSetting.subjectTokenFile.key)
+                field: Setting.subjectTokenFile.key)
         }
-        var type = Grant.TokenType.jwt
-        if let name = try string(ProviderSetting.subjectTokenType.key) {
-            guard let parsed = Grant.TokenType(name: name) else {
-                throw AuthError(
-                    .configurationInvalid,
-                    "the field \"subject_token_type\" should be jwt, id_token, access_token or a urn: URI",
-                    field: ProviderSetting.subjectTokenType.key)
-            }
-            type = parsed
-        }
-        switch grantName {
-        case nil, "token_exchange":
-            return .tokenExchange(
-                subject: subject, type: type, audience: try string(ProviderSetting.tokenExchangeAudience.key))
-        case "jwt_bearer":
-            return .jwtBearer(subject)
-        default:
-            throw AuthError(
-                .configurationInvalid, "the field \"workload_grant\" should be token_exchange or jwt_bearer",
-                field: ProviderSetting.workloadGrant.key)
-        }
+        if grantName == "jwt_bearer" { return .jwtBearer(subject) }
+        return .tokenExchange(
+            subject: subject, type: try values.read(.subjectTokenType) ?? .jwt,
+            audience: try values.read(.tokenExchangeAudience))
     }
 
     /// The value of a provider's own setting (declared in ``AuthProvider/settings``) from
@@ -332,19 +261,22 @@ public struct ProviderConfiguration: Sendable {
     /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, ``AuthError/field`` set)
     ///   when the value is not a string.
     public func value(of setting: ProviderSetting) throws(AuthError) -> String? {
-        let value: String?
-        do {
-            value = try additional.string(setting.key)
-        } catch {
-            throw AuthError.invalid(setting, "should be a string")
-        }
-        guard let value, !value.isEmpty else { return nil }
+        guard let value = try additional[setting.key].flatMap(setting.text(of:)), !value.isEmpty else { return nil }
         return value
+    }
+
+    /// The typed value of a provider's own setting from ``additional``, parsed as its declaration
+    /// says; `nil` when it is absent or empty.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, ``AuthError/field`` set)
+    ///   for a value its parse refuses.
+    public func value<Value>(of setting: Setting<Value>) throws(AuthError) -> Value? {
+        try value(of: setting.declaration).map { text throws(AuthError) in try setting.parse(text) }
     }
 
     /// Whether `object`, or an object within it, has a `client_secret`.
     private static func holdsClientSecret(_ object: JSONObject) -> Bool {
-        object.contains(ProviderSetting.clientSecret.key)
+        object.contains(Setting.clientSecret.key)
             || object.contains(where: { $0.value.objectValue.map(holdsClientSecret) ?? false })
     }
 
@@ -405,5 +337,23 @@ extension ProviderConfiguration: CustomReflectable {
             ],
             displayStyle: .struct
         )
+    }
+}
+
+/// Where a configuration's settings come from: the text of each (``ProviderSetting/text(of:)``).
+struct SettingValues {
+    let lookup: (ProviderSetting) throws(AuthError) -> String?
+
+    init(_ lookup: @escaping (ProviderSetting) throws(AuthError) -> String?) { self.lookup = lookup }
+
+    /// The text of `setting`; `nil` when it is absent or empty.
+    func text(of setting: ProviderSetting) throws(AuthError) -> String? {
+        guard let text = try lookup(setting), !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// The value of `setting`; `nil` when it is absent or empty.
+    func read<Value>(_ setting: Setting<Value>) throws(AuthError) -> Value? {
+        try text(of: setting.declaration).map { text throws(AuthError) in try setting.parse(text) }
     }
 }

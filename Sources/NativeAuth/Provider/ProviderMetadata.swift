@@ -181,8 +181,8 @@ public struct ProviderMetadata: Sendable {
     public func applyingMutualTLSAliases(keeping overrides: EndpointOverrides) -> ProviderMetadata {
         guard let aliases = (try? document.object("mtls_endpoint_aliases")) ?? nil else { return self }
         var endpoints = EndpointOverrides()
-        for (key, path) in EndpointOverrides.fields {
-            guard let text = (try? aliases.string(key)) ?? nil, let url = URL(string: text),
+        for (setting, path) in EndpointOverrides.fields {
+            guard let text = (try? aliases.string(setting.key)) ?? nil, let url = URL(string: text),
                 (try? EndpointPolicy.validate(url)) != nil
             else { continue }
             endpoints[keyPath: path] = url

@@ -1,13 +1,19 @@
-internal import Foundation
+public import Foundation
+package import LenientJSON
 
-/// A configuration key, declared once: what it is called in a configuration file, what it is for,
-/// and from that the command-line option and environment variable that set it.
+/// A configuration key, declared once: its name in a configuration file, what it is for, how it
+/// is given, and (in its typed form, ``Setting``) how its text becomes a value.
 ///
-/// The standard keys every provider reads are declared here (``issuer``, ``clientID``, …); a
-/// provider declares its own in ``AuthProvider/settings`` and reads them with
-/// ``ProviderConfiguration/value(of:)``. NativeAuthCommands turns every declared key into an
-/// option (`--user-pool-id`), an environment variable (`NATIVEAUTH_USER_POOL_ID`) and the hint of
-/// any ``AuthError`` whose ``AuthError/field`` names it.
+/// Everything else derives from the declaration: ``ProviderConfiguration`` reads the core's own
+/// settings (``standard``) and a provider module's (``AuthProvider/settings``) through it, from a
+/// JSON object or from swift-configuration's `ConfigReader`; NativeAuthCommands turns every
+/// declaration into an option of the commands that take its ``group`` (`--user-pool-id`), an
+/// environment variable (``environmentVariable``: `NATIVEAUTH_USER_POOL_ID`), and the hint of any
+/// ``AuthError`` whose ``AuthError/field`` names it. An app with its own words renders the
+/// ``key`` its own way.
+///
+/// A provider declares a plain text setting with ``init(_:help:valueName:)``, or a typed one as a
+/// ``Setting`` (its ``Setting/declaration`` goes in the list):
 ///
 /// ```swift
 /// extension ProviderSetting {
@@ -22,101 +28,285 @@ internal import Foundation
 /// }
 /// ```
 public struct ProviderSetting: Sendable, Hashable, CustomStringConvertible {
+    /// How a value is given: one text, several, or a switch.
+    public enum Form: Sendable, Hashable {
+        /// One text (`--issuer URL`, `"issuer": "…"`).
+        case value
+        /// Several texts: the option is repeated, a file holds an array or space-separated text.
+        case list
+        /// On or off: a flag without a value (`--register-client`), `true` or `false` in a file.
+        case flag
+    }
+
     /// The key in a configuration file, snake_case: `user_pool_id`.
     public let key: String
     /// One sentence for people: what the value is, with an example or the default.
     public let help: String
+    /// A short name for the value in help (`url`, `file`); `nil` for the key's own.
+    public let valueName: String?
+    /// How a value is given.
+    public let form: Form
+    /// What the setting is about, and so which commands of a tool take it.
+    public let group: SettingGroup
+    /// Whether the value names a file: a command line makes it absolute, so that a tool run later
+    /// from elsewhere finds the same file.
+    public let isPath: Bool
+    /// Whether the value is a secret: never printed, never carried into another program's
+    /// command line, redacted by configuration readers.
+    public let isSecret: Bool
+    /// The typed parse, its value dropped: so that a value is refused where it is given (`profile
+    /// add`), not only where it is used.
+    private let check: @Sendable (String) throws(AuthError) -> Void
 
-    /// Declares a key.
+    /// Declares a text setting of a provider module.
     ///
     /// - Parameters:
     ///   - key: The snake_case key (letters, digits and `_`).
     ///   - help: What the value is.
-    public init(_ key: String, help: String) {
-        self.key = key
-        self.help = help
+    ///   - valueName: A short name for the value in help.
+    public init(_ key: String, help: String, valueName: String? = nil) {
+        self.init(key, help: help, valueName: valueName, group: .provider) { _ throws(AuthError) in }
     }
 
-    /// The command-line option: `--` and the key with `-` for `_` (`--user-pool-id`).
-    public var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
+    init(
+        _ key: String,
+        help: String,
+        valueName: String?,
+        form: Form = .value,
+        group: SettingGroup,
+        isPath: Bool = false,
+        isSecret: Bool = false,
+        check: @escaping @Sendable (String) throws(AuthError) -> Void
+    ) {
+        self.key = key
+        self.help = help
+        self.valueName = valueName
+        self.form = form
+        self.group = group
+        self.isPath = isPath
+        self.isSecret = isSecret
+        self.check = check
+    }
 
     /// The environment variable: `NATIVEAUTH_` and the key in capitals (`NATIVEAUTH_USER_POOL_ID`).
     public var environmentVariable: String { "NATIVEAUTH_" + key.uppercased() }
 
+    /// Refuses a value the setting's parse refuses.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, ``AuthError/field`` set).
+    public func validate(_ text: String) throws(AuthError) {
+        guard !text.isEmpty else { return }
+        try check(text)
+    }
+
     public var description: String { key }
+
+    /// The declaration with other help: a tool's words for a key several providers declare.
+    package func withHelp(_ help: String) -> ProviderSetting {
+        ProviderSetting(
+            key, help: help, valueName: valueName, form: form, group: group, isPath: isPath, isSecret: isSecret,
+            check: check)
+    }
+
+    public static func == (lhs: ProviderSetting, rhs: ProviderSetting) -> Bool { lhs.key == rhs.key }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(key) }
+}
+
+/// What a setting is about; a command-line tool offers a command the groups it uses, each under a
+/// title of its own. An open set: a module may add groups.
+public struct SettingGroup: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Which server and which client: provider, issuer, client id, registration.
+    public static let server = SettingGroup(rawValue: "server")
+    /// How the client proves who it is: a secret, a key, the method.
+    public static let clientAuthentication = SettingGroup(rawValue: "client_authentication")
+    /// What the tokens are for: scopes, resources, DPoP, pushed requests.
+    public static let request = SettingGroup(rawValue: "request")
+    /// A workload's own token, traded for tokens.
+    public static let workload = SettingGroup(rawValue: "workload")
+    /// Where tokens are kept and which account.
+    public static let storage = SettingGroup(rawValue: "storage")
+    /// The HTTP transport's trust: CA, client certificate.
+    public static let transport = SettingGroup(rawValue: "transport")
+    /// Endpoints that replace the metadata's: configuration files and the environment only.
+    public static let endpoints = SettingGroup(rawValue: "endpoints")
+    /// A provider module's own settings.
+    public static let provider = SettingGroup(rawValue: "provider")
+}
+
+/// A setting and how its text becomes a typed value: the form a module reads its settings in.
+///
+/// ```swift
+/// extension Setting where Value == URL {
+///     static let baseURL = Setting("base_url", help: "The server's URL.", group: .provider, parse: .url)
+/// }
+/// let base: URL? = try configuration.value(of: .baseURL)
+/// ```
+public struct Setting<Value: Sendable>: Sendable {
+    /// The declaration, without its type: what lists of settings hold.
+    public let declaration: ProviderSetting
+    private let parser: SettingParser<Value>
+
+    /// Declares a setting.
+    ///
+    /// - Parameters:
+    ///   - key: The snake_case key.
+    ///   - help: What the value is.
+    ///   - valueName: A short name for the value in help.
+    ///   - group: What the setting is about.
+    ///   - isPath: Whether the value names a file.
+    ///   - isSecret: Whether the value is a secret.
+    ///   - parse: How a text becomes the value.
+    public init(
+        _ key: String,
+        help: String,
+        valueName: String? = nil,
+        group: SettingGroup,
+        isPath: Bool = false,
+        isSecret: Bool = false,
+        parse: SettingParser<Value>
+    ) {
+        let declaration = ProviderSetting(
+            key, help: help, valueName: valueName, form: parse.form, group: group, isPath: isPath,
+            isSecret: isSecret, check: { _ throws(AuthError) in })
+        self.init(declaration, parser: parse)
+    }
+
+    private init(_ declaration: ProviderSetting, parser: SettingParser<Value>) {
+        let checked = ProviderSetting(
+            declaration.key, help: declaration.help, valueName: declaration.valueName, form: declaration.form,
+            group: declaration.group, isPath: declaration.isPath, isSecret: declaration.isSecret,
+            check: { text throws(AuthError) in _ = try parser.parse(text, declaration) })
+        self.declaration = checked
+        self.parser = parser
+    }
+
+    /// The key in a configuration file.
+    public var key: String { declaration.key }
+
+    /// The value of `text`.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, ``AuthError/field`` set to
+    ///   ``key``) naming what is wrong.
+    public func parse(_ text: String) throws(AuthError) -> Value {
+        try parser.parse(text, declaration)
+    }
+}
+
+/// How a setting's text becomes its value, and so how it is given (``ProviderSetting/Form``).
+public struct SettingParser<Value: Sendable>: Sendable {
+    let form: ProviderSetting.Form
+    let parse: @Sendable (String, ProviderSetting) throws(AuthError) -> Value
+
+    /// A parse of one text.
+    ///
+    /// - Parameter parse: The value of a text; throws ``AuthError`` (build it with
+    ///   ``AuthError/invalid(_:_:hint:)`` and the declaration it is given).
+    public init(_ parse: @escaping @Sendable (String, ProviderSetting) throws(AuthError) -> Value) {
+        self.init(form: .value, parse)
+    }
+
+    init(form: ProviderSetting.Form, _ parse: @escaping @Sendable (String, ProviderSetting) throws(AuthError) -> Value)
+    {
+        self.form = form
+        self.parse = parse
+    }
+}
+
+extension SettingParser where Value == String {
+    /// The text as it is.
+    public static var text: Self { Self { text, _ throws(AuthError) in text } }
+}
+
+extension SettingParser where Value == Bool {
+    /// `true` or `false`; given as a flag without a value on a command line.
+    public static var flag: Self {
+        Self(form: .flag) { text, setting throws(AuthError) in
+            switch text.lowercased() {
+            case "true": return true
+            case "false": return false
+            default: throw AuthError.invalid(setting, "should be true or false")
+            }
+        }
+    }
+}
+
+extension SettingParser where Value == [String] {
+    /// Words separated by spaces or commas (a file may hold an array); repeated on a command line.
+    public static var words: Self {
+        Self(form: .list) { text, _ throws(AuthError) in JSONValue.string(text).lenientStringList ?? [] }
+    }
+}
+
+extension SettingParser where Value == URL {
+    /// An absolute URL, `https` (plain `http` only to 127.0.0.1 or `[::1]`).
+    public static var url: Self {
+        Self { text, setting throws(AuthError) in
+            guard let url = URL(string: text), url.scheme != nil, url.host?.isEmpty == false else {
+                throw AuthError.invalid(setting, "is not an absolute URL")
+            }
+            do {
+                try EndpointPolicy.validate(url)
+            } catch {
+                throw AuthError.invalid(setting, "must use https (plain http only for 127.0.0.1 or [::1])")
+            }
+            return url
+        }
+    }
+}
+
+extension SettingParser {
+    /// One of a type's raw values (or names `parse` accepts), listed in the error otherwise.
+    ///
+    /// - Parameters:
+    ///   - names: The accepted names, as the error lists them.
+    ///   - parse: The value of a name; `nil` for one that is not accepted.
+    public static func choice(
+        _ names: [String], _ parse: @escaping @Sendable (String) -> Value?
+    ) -> Self {
+        Self { text, setting throws(AuthError) in
+            guard let value = parse(text) else {
+                let list =
+                    names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "") : names[0]
+                throw AuthError.invalid(setting, "should be \(list)")
+            }
+            return value
+        }
+    }
+}
+
+extension SettingParser {
+    /// One of the raw values of `Value`, an enumeration of strings.
+    public static func cases() -> Self where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+        choice(Value.allCases.map(\.rawValue)) { Value(rawValue: $0) }
+    }
 }
 
 extension ProviderSetting {
-    /// `issuer`: the issuer URL, exactly as the provider's metadata states it.
-    public static let issuer = ProviderSetting("issuer", help: "The issuer URL of the authorization server.")
-    /// `client_id`: the OAuth client id.
-    public static let clientID = ProviderSetting("client_id", help: "The OAuth client id.")
-    /// `client_secret`: the secret of a confidential client.
-    public static let clientSecret = ProviderSetting(
-        "client_secret",
-        help: "The client secret, for confidential clients. On a command line it is visible to every user"
-            + " (ps); prefer a file only you can read, or the environment.")
-    /// `scope`: the scopes to ask for.
-    public static let scope = ProviderSetting("scope", help: "The scopes to ask for, space-separated.")
-    /// `client_auth`: how the client authenticates at the token endpoint.
-    public static let clientAuthentication = ProviderSetting(
-        "client_auth",
-        help: "Client authentication: basic, post, none, tls (RFC 8705 mutual TLS, with --client-cert), private_key_jwt"
-            + " (with --client-assertion-key) or secret_jwt.")
-    /// `client_assertion_key`: the private key of `private_key_jwt`.
-    public static let clientAssertionKey = ProviderSetting(
-        "client_assertion_key",
-        help: "A private key file (PEM or JWK: P-256, Ed25519, RSA) the client signs its token requests with"
-            + " (private_key_jwt, RFC 7523); only you may read it.")
-    /// `client_assertion_kid`: the `kid` the client's assertions carry.
-    public static let clientAssertionKeyID = ProviderSetting(
-        "client_assertion_kid", help: "The key id (kid) of the client assertion key, for servers that hold several.")
-
-    /// `subject_token_file`: a workload's subject token, read from this file at each request.
-    public static let subjectTokenFile = ProviderSetting(
-        "subject_token_file",
-        help: "A file holding the workload's token (a Kubernetes service-account token), traded for tokens (RFC 8693)"
-            + " and read again at every request.")
-    /// `subject_token_command`: a command whose output is a workload's subject token.
-    public static let subjectTokenCommand = ProviderSetting(
-        "subject_token_command",
-        help: "A command (run without a shell) that prints the workload's token; run again at every request.")
-    /// `subject_token_github_actions`: the audience of a GitHub Actions OIDC token as the subject token.
-    public static let subjectTokenGitHubActions = ProviderSetting(
-        "subject_token_github_actions",
-        help: "Use this GitHub Actions job's OIDC token, asked for with this audience, as the workload's token.")
-    /// `subject_token_type`: the subject token's type.
-    public static let subjectTokenType = ProviderSetting(
-        "subject_token_type", help: "The workload token's type: jwt (default), id_token, access_token or a URN.")
-    /// `workload_grant`: how the subject token is used.
-    public static let workloadGrant = ProviderSetting(
-        "workload_grant",
-        help: "How the workload's token is used: token_exchange (RFC 8693, the default) or jwt_bearer (RFC 7523).")
-    /// `token_exchange_audience`: the `audience` of a token exchange.
-    public static let tokenExchangeAudience = ProviderSetting(
-        "token_exchange_audience", help: "The audience to ask a token exchange for.")
-
-    /// `resource`: the protected resources (RFC 8707) the tokens are for.
-    public static let resource = ProviderSetting(
-        "resource",
-        help: "A protected resource (RFC 8707) the tokens are for: an absolute URL; several are space-separated.")
-
-    /// `dpop`: whether tokens are bound to a key with DPoP (RFC 9449).
-    public static let dpop = ProviderSetting(
-        "dpop",
-        help: "Bind the tokens to a key of this sign-in with DPoP (RFC 9449): auto (when the server announces it,"
-            + " the default), required, or off.")
-    /// `pushed_authorization_requests`: whether the authorization request is pushed first (RFC 9126).
-    public static let pushedAuthorizationRequests = ProviderSetting(
-        "pushed_authorization_requests",
-        help: "Push the authorization request to the server first (RFC 9126 PAR), so that the browser gets only a"
-            + " reference: auto (when the server has the endpoint, the default), required, or off.")
-
-    /// The keys every provider reads, in the order people set them.
-    public static let standard: [ProviderSetting] = [
-        .issuer, .clientID, .clientSecret, .scope, .resource, .clientAuthentication, .clientAssertionKey,
-        .clientAssertionKeyID, .dpop, .pushedAuthorizationRequests,
-        .subjectTokenFile, .subjectTokenCommand, .subjectTokenGitHubActions, .subjectTokenType, .workloadGrant,
-        .tokenExchangeAudience,
-    ]
+    /// The text a JSON value gives this setting: a string (or a number) as it is, `true`/`false`
+    /// for a flag, a list (an array of strings, or words separated by spaces or commas) as
+    /// space-separated words; `nil` for `null`.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``, ``AuthError/field`` set)
+    ///   for a value of another kind.
+    package func text(of value: JSONValue) throws(AuthError) -> String? {
+        switch (value, form) {
+        case (.null, _): return nil
+        case (.bool(let on), .flag): return on ? "true" : "false"
+        case (.string(let text), .flag): return text
+        case (_, .flag): throw AuthError.invalid(self, "should be true or false")
+        case (_, .list):
+            guard let words = value.lenientStringList else {
+                throw AuthError.invalid(self, "should be a string of space-separated words, or an array of strings")
+            }
+            return words.joined(separator: " ")
+        case (_, .value):
+            guard let text = value.lenientString else { throw AuthError.invalid(self, "should be a string") }
+            return text
+        }
+    }
 }

@@ -67,7 +67,7 @@ struct PrivateDirectory: Sendable {
             if errno == ELOOP || errno == ENOTDIR {
                 throw AuthError(
                     .tokenStoreFailed, "the token store path \(path) is a symbolic link or not a directory",
-                    hint: "use a real directory of your own (--store DIR)")
+                    hint: "use a real directory of your own (`store`)")
             }
             throw Self.failure("cannot open the token directory \(path)", errno: errno)
         }
@@ -99,7 +99,7 @@ struct PrivateDirectory: Sendable {
                     .tokenStoreFailed,
                     "the directory \(current) above the token store can be changed by other users"
                         + " (owner uid \(info.uid), mode \(String(mode & 0o7777, radix: 8)))",
-                    hint: "keep the token store under a directory only you (or root) can change (--store DIR)"
+                    hint: "keep the token store under a directory only you (or root) can change (`store`)"
                 )
             }
             if current == "/" { return }
@@ -119,7 +119,7 @@ struct PrivateDirectory: Sendable {
             throw AuthError(
                 .tokenStoreFailed,
                 "the token \(kind) \(path) belongs to another user (uid \(info.uid))",
-                hint: "use a token store directory of your own (--store DIR)"
+                hint: "use a token store directory of your own (`store`)"
             )
         }
         if !isDirectory, mode_t(truncatingIfNeeded: info.mode) & S_IFMT != S_IFREG {

@@ -351,7 +351,7 @@ package actor TokenLifecycle {
                 "the tokens came from a \(kind?.rawValue ?? "sign-in") grant, and this configuration has no"
                     + " subject token to renew them with",
                 hint:
-                    "give the subject token as at login (--subject-token-file, --subject-token-command), or sign in again"
+                    "give the subject token as at login (`subject_token_file`, `subject_token_command`), or sign in again"
             )
         }
         return try await workload.grant(scopes: scopes, transport: client.transport)
@@ -406,7 +406,7 @@ package actor TokenLifecycle {
             let name = Redaction.scrubURL(resource.absoluteString)
             throw AuthError(
                 .loginRequired, "the sign-in has no refresh token to get a token for \(name) with",
-                hint: "sign in again with --resource \(name)", operation: .refresh)
+                hint: "sign in again with the `resource` \(name)", operation: .refresh)
         }
         let metadata = try await client.metadata()
         try stored.checkIssued(for: "token_endpoint", at: metadata.tokenEndpoint, operation: .refresh)
@@ -545,7 +545,7 @@ package actor TokenLifecycle {
                 .invalidToken,
                 "the API's tokens come from \(servers.isEmpty ? "no authorization server it names" : servers.joined(separator: ", ")),"
                     + " not from this configuration's issuer; no token was sent there",
-                hint: "sign in at the API's authorization server (nativeauth api --discover URL)",
+                hint: "sign in at the authorization server the API names (RFC 9728 protected resource metadata)",
                 operation: .apiRequest,
                 status: 401)
         }
