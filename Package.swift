@@ -8,6 +8,11 @@ let package = Package(
     products: [
         .library(name: "LenientJSON", targets: ["LenientJSON"]),
         .library(name: "NativeAuth", targets: ["NativeAuth"]),
+        // The AsyncHTTPClient transport (proxies, a private CA, client certificates): the default
+        // of NativeAuthCommands' tools on Linux. The core's own transport is URLSession's.
+        .library(name: "NativeAuthAsyncHTTPClient", targets: ["NativeAuthAsyncHTTPClient"]),
+        // The presenters of a terminal program: loopback redirect, paste, print-URL, the browser.
+        .library(name: "NativeAuthPresenters", targets: ["NativeAuthPresenters"]),
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
         // Tokens in the OS keyring: the Secret Service (libsecret) on Linux, the Keychain on Apple platforms.
         .library(name: "NativeAuthKeyring", targets: ["NativeAuthKeyring"]),
@@ -105,11 +110,33 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .target(
+            name: "NativeAuthAsyncHTTPClient",
+            dependencies: [
+                "NativeAuth",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .target(
+            name: "NativeAuthPresenters",
+            dependencies: [
+                "NativeAuth",
+                "CNativeAuthPOSIX",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // Provider modules: each an app may link on its own.
@@ -133,6 +160,8 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthAsyncHTTPClient",
+                "NativeAuthPresenters",
                 "NativeAuthKeyring",
                 "LenientJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -253,6 +282,8 @@ let package = Package(
             name: "fleet-worker",
             dependencies: [
                 "NativeAuth",
+                "NativeAuthAsyncHTTPClient",
+                "NativeAuthPresenters",
                 "NativeAuthPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -267,6 +298,7 @@ let package = Package(
             name: "nativeauth-demo",
             dependencies: [
                 "NativeAuth",
+                "NativeAuthPresenters",
                 "NativeAuthCommands",
                 "NativeAuthTesting",
                 "LenientJSON",
@@ -302,6 +334,8 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthAsyncHTTPClient",
+                "NativeAuthPresenters",
                 "LenientJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -330,6 +364,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), "NativeAuth", "NativeAuthTesting", "LenientJSON",
+                "NativeAuthAsyncHTTPClient", "NativeAuthPresenters",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"
@@ -451,7 +486,9 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthAsyncHTTPClient",
                 "NativeAuthCommands",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "TestSupport",
                 "LenientJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -29,6 +29,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NativeAuth", package: nativeAuth),
+                .product(name: "NativeAuthAsyncHTTPClient", package: nativeAuth),
+                .product(name: "NativeAuthPresenters", package: nativeAuth),
                 .product(name: "NativeAuthTesting", package: nativeAuth),
                 .product(name: "NativeAuthKeyring", package: nativeAuth),
                 .product(name: "NativeAuthPostgres", package: nativeAuth),

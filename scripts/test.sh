@@ -2,7 +2,8 @@
 # The README's test command: sets up a fresh Debian machine with Swift, builds, and runs every check.
 #
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
-#   2. builds everything, tests included
+#   2. builds everything, tests included, and checks from the build graph that the core and the
+#      provider modules link neither AsyncHTTPClient nor SwiftNIO-SSL (scripts/check-core-dependencies)
 #   3. starts the real authorization servers (scripts/test-server: django-oauth-toolkit, and
 #      Authlib's server for signed client authentication and the JWT bearer grant, in .venv)
 #      and runs the test suite against them and against local test servers, then the keyring tests on
@@ -63,6 +64,14 @@ command -v swift >/dev/null 2>&1 || { echo "error: swift is not on PATH; install
 # --- 2. build -----------------------------------------------------------------------------------
 log "building (debug, with tests)"
 swift build --build-tests
+
+# The core links none of its edges: SwiftPM's own build graph shows what each module imports.
+log "the core and the provider modules depend on neither AsyncHTTPClient, SwiftNIO-SSL nor the loopback server"
+for module in NativeAuth NativeAuthGitHub NativeAuthCognito NativeAuthGoogle NativeAuthEntra NativeAuthKeycloak \
+    NativeAuthGitLab NativeAuthAuth0 NativeAuthOkta; do
+    scripts/check-core-dependencies "$module" >/dev/null
+done
+scripts/check-core-dependencies NativeAuth
 
 # --- 3. tests -----------------------------------------------------------------------------------
 log "starting the real authorization server"
@@ -221,6 +230,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     # Quiet when it passes; when it fails, the warnings and errors that say why.
     docs_log=$(mktemp)
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
+        --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters \
         --target NativeAuthKeyring --target NativeAuthPostgres \
         --target NativeAuthTesting \
         --warnings-as-errors >"$docs_log" 2>&1 || {

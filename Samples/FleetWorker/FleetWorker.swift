@@ -3,7 +3,9 @@ import Foundation
 import HTTPTypes
 import Logging
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthPostgres
+import NativeAuthPresenters
 import PostgresNIO
 
 /// A service that N instances run against one PostgreSQL: each calls a protected API in a loop with
@@ -79,7 +81,10 @@ struct Connection: ParsableArguments {
         if let fileStore {
             let store = FileTokenStore(directory: fileStore)
             return try await body(
-                Authenticator(provider: provider, store: store, account: account, logger: logger), nil)
+                Authenticator(
+                    provider: provider, store: store,
+                    transport: StandardTransport.platformDefault(logger: logger), account: account, logger: logger), nil
+            )
         }
         guard let url = environment["FLEET_DATABASE_URL"] else {
             throw ValidationError("set FLEET_DATABASE_URL to postgres://user:password@host:port/database")
@@ -96,7 +101,9 @@ struct Connection: ParsableArguments {
         let keys = try SealingKeys(current: SealingKey(id: sealingKeyID, base64: sealingKey))
         let store = PostgresTokenStore(
             client: client, keys: keys, configuration: .init(maximumLockConnections: 2), logger: logger)
-        let authenticator = Authenticator(provider: provider, store: store, account: account, logger: logger)
+        let authenticator = Authenticator(
+            provider: provider, store: store,
+            transport: StandardTransport.platformDefault(logger: logger), account: account, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             group.addTask { await store.run() }

@@ -5,6 +5,7 @@ import HTTPTypesFoundation
 import LenientJSON
 import NativeAuth
 import NativeAuthCommands
+import NativeAuthPresenters
 import NativeAuthTesting
 
 /// `nativeauth-demo` (`nativeauth-demo demo`): the whole life of a sign-in against a sandbox authorization server that runs

@@ -14,7 +14,7 @@ enum ToolInvocation {
         let first = arguments.first ?? ""
         if first.hasPrefix("/") { return URL(fileURLWithPath: first).standardizedFileURL.path }
         if first.contains("/") { return absolute(first, in: currentDirectory) }
-        if !first.isEmpty, let found = SystemBrowserOpener.executable(first, searchPath: environment["PATH"] ?? "") {
+        if !first.isEmpty, let found = ChildProcess.executable(first, searchPath: environment["PATH"] ?? "") {
             return found.path
         }
         return Bundle.main.executablePath ?? first

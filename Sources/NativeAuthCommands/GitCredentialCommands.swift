@@ -229,21 +229,21 @@ enum GitConfig {
     private static func git(_ arguments: [String], _ environment: [String: String]) async throws -> (
         Int32, Data, Data
     ) {
-        guard let executable = SystemBrowserOpener.executable("git", searchPath: environment["PATH"] ?? "/usr/bin:/bin")
+        guard let executable = ChildProcess.executable("git", searchPath: environment["PATH"] ?? "/usr/bin:/bin")
         else {
             throw AuthError(.configurationInvalid, "git is not on PATH", hint: "install git first")
         }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = SystemBrowserOpener.childEnvironment(environment)
+        process.environment = ChildProcess.childEnvironment(environment)
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
         // git config answers in a few lines: its pipes are read to their end, then it is waited for.
-        let (status, (out, err)) = try await SystemBrowserOpener.runToEnd(process) {
+        let (status, (out, err)) = try await ChildProcess.runToEnd(process) {
             (output.fileHandleForReading.readDataToEndOfFile(), error.fileHandleForReading.readDataToEndOfFile())
         }
         return (status, out, err)

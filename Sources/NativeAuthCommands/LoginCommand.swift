@@ -1,6 +1,7 @@
 public import ArgumentParser
 internal import Foundation
 internal import NativeAuth
+internal import NativeAuthPresenters
 
 /// `login`: signs in and stores the tokens.
 ///

@@ -2,6 +2,7 @@ public import ArgumentParser
 internal import Foundation
 internal import NativeAuth
 internal import NativeAuthKeyring
+internal import NativeAuthPresenters
 
 /// `logout`: revokes where possible, removes the tokens, and opens (or prints) the end-session URL,
 /// for the selected account (`--account`, else the active one), or `--all` of them.

@@ -41,10 +41,10 @@ public protocol NativeAuthTool {
     /// Default: `nativeauth`, shared by every tool built on NativeAuth.
     static var configurationName: String { get }
     /// Where `api PATH` resolves a relative path for `provider`. Default: the provider's
-    /// ``ProviderService/apiBaseURL`` when it tells one, else its issuer.
+    /// `ProviderService.apiBaseURL` when it tells one, else its issuer.
     static func apiBaseURL(for provider: any AuthProvider) -> URL?
     /// The git host and user name of `provider`, for `git-credential` and `setup-git`. Default:
-    /// the provider's ``ProviderService/gitHost`` and ``ProviderService/gitUsername`` when it
+    /// the provider's `ProviderService.gitHost` and `ProviderService.gitUsername` when it
     /// tells them, else no host (`--git-host` names it) and the user name `oauth2`.
     static func gitCredentialDefaults(for provider: any AuthProvider) -> GitCredentialDefaults
 }

@@ -4,6 +4,7 @@ internal import HTTPTypes
 internal import LenientJSON
 internal import Logging
 @_spi(Provider) internal import NativeAuth
+internal import NativeAuthPresenters
 
 /// `token`: prints a valid access token, refreshing if needed, for another program.
 ///

@@ -1,6 +1,7 @@
 internal import Foundation
 internal import LenientJSON
 @_spi(Provider) internal import NativeAuth
+internal import NativeAuthPresenters
 
 #if canImport(Glibc)
     import Glibc

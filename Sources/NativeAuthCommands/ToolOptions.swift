@@ -24,8 +24,8 @@ public typealias ToolOptions<Tool: NativeAuthTool> = CommandOptions<Tool, EveryS
 /// (``SettingUse``), and the authenticator they describe: where to sign in, as whom, where tokens
 /// are kept, and the settings the tool's providers declare.
 ///
-/// Each declaration (``ProviderSetting``: the core's, NativeAuthCommands' own, and each registered
-/// provider's ``AuthProvider/settings``) is one option under a titled section of the command's
+/// Each declaration (`ProviderSetting`: the core's, NativeAuthCommands' own, and each registered
+/// provider's `AuthProvider.settings`) is one option under a titled section of the command's
 /// help: `--issuer`, `--client-id`, `--scope`, … and, for Cognito, `--user-pool-id`. Lists are
 /// repeated (`--resource`), switches are flags (`--register-client`), files are made absolute.
 ///

@@ -2,6 +2,7 @@ internal import Foundation
 internal import HTTPTypes
 internal import Logging
 internal import NativeAuth
+internal import NativeAuthAsyncHTTPClient
 
 /// The HTTP transport a command uses, and its trust: the settings `ca_file`, `client_cert`,
 /// `client_key` and `http_transport` (`asynchttpclient` or `urlsession`, default the platform's).

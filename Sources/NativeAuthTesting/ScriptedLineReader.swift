@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
-public import NativeAuth
+internal import NativeAuth
+public import NativeAuthPresenters
 
 /// A `LineReader` fed by the test, for `ManualPastePresenter` and `LoopbackAndPastePresenter`:
 /// lines (or the end of the input) are queued with ``feed(_:)``, and a read waits until one

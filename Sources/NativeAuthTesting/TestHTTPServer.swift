@@ -6,6 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 @_spi(Provider) public import NativeAuth
+internal import NativeAuthAsyncHTTPClient
+internal import NativeAuthPresenters
 
 /// A request as ``TestHTTPServer`` received it.
 public struct TestRequest: Sendable {

@@ -26,6 +26,22 @@ import Testing
         #expect(result.stderr.isEmpty)
     }
 
+    /// The sample CLIs keep AsyncHTTPClient as their transport on Linux (NativeAuth's core has
+    /// URLSession's only), and their debug log says which; `--http-transport` picks the other.
+    @Test func theCLINamesItsHTTPTransportInTheDebugLog() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path + "/store"
+        let arguments = ["status", "--issuer", "https://id.example.com", "--client-id", "c", "--store", store]
+        let standard = try await run(cli, arguments, environment: ["NATIVEAUTH_LOG_LEVEL": "debug"])
+        #expect(standard.status == 0)
+        #if os(Linux)
+            #expect(standard.stderr.contains("transport=AsyncHTTPClient"), "\(standard.stderr)")
+        #endif
+        let chosen = try await run(
+            cli, arguments + ["--http-transport", "urlsession"], environment: ["NATIVEAUTH_LOG_LEVEL": "debug"])
+        #expect(chosen.stderr.contains("transport=URLSession"), "\(chosen.stderr)")
+    }
+
     @Test func aMissingClientIDIsOneErrorLineWithAHint() async throws {
         let result = try await run(cli, ["login", "--issuer", "https://id.example.com"])
         #expect(result.status == 1)

@@ -52,7 +52,7 @@ final class CountedProcess: Process, @unchecked Sendable {
         // The program's environment with a planted secret; setenv would race the other tests.
         var environment = ProcessInfo.processInfo.environment
         environment["NATIVEAUTH_TEST_PLANTED_SECRET"] = "planted-secret-value-0123456789"
-        let status = try await SystemBrowserOpener.launch(
+        let status = try await ChildProcess.launch(
             Process(), executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "env > '\(record)'"],
             environment: environment)
         #expect(status == 0)
@@ -74,9 +74,9 @@ final class CountedProcess: Process, @unchecked Sendable {
             String(repeating: "../", count: workingDirectory.split(separator: "/").count)
             + directory.path.dropFirst()
         #expect(FileManager.default.isExecutableFile(atPath: relative + "/" + name), "the relative entry reaches it")
-        #expect(SystemBrowserOpener.executable(name, searchPath: relative) == nil)
-        #expect(SystemBrowserOpener.executable(name, searchPath: "::" + relative) == nil)
-        #expect(SystemBrowserOpener.executable(name, searchPath: directory.path)?.path == directory.path + "/" + name)
+        #expect(ChildProcess.executable(name, searchPath: relative) == nil)
+        #expect(ChildProcess.executable(name, searchPath: "::" + relative) == nil)
+        #expect(ChildProcess.executable(name, searchPath: directory.path)?.path == directory.path + "/" + name)
     }
 
     @Test func failsWhenNoCommandWorks() async throws {
@@ -95,7 +95,7 @@ final class CountedProcess: Process, @unchecked Sendable {
         var statuses: [Int32] = []
         for _ in 0..<20 {
             statuses.append(
-                try await SystemBrowserOpener.launch(
+                try await ChildProcess.launch(
                     CountedProcess(), executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "exit 3"]))
         }
         #expect(statuses == Array(repeating: 3, count: 20))
@@ -107,7 +107,7 @@ final class CountedProcess: Process, @unchecked Sendable {
 
     @Test func aBrowserThatCannotBeStartedIsAnErrorNotAHang() async throws {
         await #expect(throws: (any Error).self) {
-            try await SystemBrowserOpener.launch(
+            try await ChildProcess.launch(
                 Process(), executable: URL(fileURLWithPath: "/nonexistent/browser"), arguments: [])
         }
     }

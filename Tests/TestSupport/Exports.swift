@@ -1,3 +1,6 @@
 // The local test server and the approving presenter are public API of NativeAuthTesting; the
-// project's tests get them with TestSupport.
+// project's tests get them with TestSupport, and the products the tests exercise beside the core:
+// the presenters and the AsyncHTTPClient transport.
+@_exported public import NativeAuthAsyncHTTPClient
+@_exported public import NativeAuthPresenters
 @_exported public import NativeAuthTesting

@@ -2,6 +2,7 @@ import Benchmark
 import Foundation
 import HTTPTypes
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthTesting
 import Synchronization
 

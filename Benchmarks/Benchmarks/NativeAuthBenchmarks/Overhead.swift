@@ -2,6 +2,7 @@ import Benchmark
 import Foundation
 import HTTPTypes
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthTesting
 
 // What NativeAuth adds to every API call: `Authenticator.send` against the bare transport (the

@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthTesting
 
 // Tokens per resource (RFC 8707) and client credentials, after expiry: 1,000 concurrent callers

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import NativeAuth
+import NativeAuthAsyncHTTPClient
+import NativeAuthPresenters
 import NativeAuthTesting
 import Synchronization
 

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthTesting
 
 // The transports against the floor: a bare GET on loopback, kept alive, to the same in-process

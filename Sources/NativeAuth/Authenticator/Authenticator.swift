@@ -49,8 +49,8 @@ public final class Authenticator: Sendable {
     /// - Parameters:
     ///   - provider: The provider, typically from ``ProviderRegistry/makeProvider(_:)``.
     ///   - store: Where tokens are kept; its ``TokenStore/lock`` keeps refreshes apart.
-    ///   - transport: How requests are sent. Default: ``StandardTransport/platformDefault(logger:)``
-    ///     (``AsyncHTTPClientTransport`` on Linux, ``URLSessionTransport`` on Apple platforms).
+    ///   - transport: How requests are sent. Default: ``URLSessionTransport``; NativeAuthAsyncHTTPClient's
+    ///     `AsyncHTTPClientTransport` adds proxies, a private CA and client certificates on Linux.
     ///   - account: The account name in the store, for programs with several sign-ins.
     ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
     ///   - lockTimeout: How long a refresh waits for the store's lock (another process refreshing).
@@ -58,7 +58,7 @@ public final class Authenticator: Sendable {
     public init(
         provider: any AuthProvider,
         store: any TokenStore,
-        transport: any HTTPTransport = StandardTransport.platformDefault(),
+        transport: any HTTPTransport = URLSessionTransport(),
         account: String = "default",
         logger: Logger = Logger(label: "NativeAuth"),
         lockTimeout: Duration = .seconds(30),
@@ -107,7 +107,7 @@ public final class Authenticator: Sendable {
     /// claims name the account: ``TokenSet/subject``, ``TokenSet/displayName``), and saves the tokens.
     ///
     /// - Parameters:
-    ///   - presenter: How the person gets to the authorization page (``LoopbackPresenter``, …).
+    ///   - presenter: How the person gets to the authorization page (NativeAuthPresenters' `LoopbackPresenter`, …).
     ///   - scopes: The scopes to ask for; default: the configuration's.
     ///   - options: How the person should authenticate (``LoginOptions``: `prompt`, `max_age`,
     ///     `acr_values`, …); the ID token is checked against them.

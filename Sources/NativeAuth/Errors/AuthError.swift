@@ -33,8 +33,9 @@ public struct AuthError: Error, Sendable {
     /// A sentence for people saying what went wrong. Never contains a token.
     public var message: String
     /// What the person can do about it, when there is something to say. A setting it names is its
-    /// key in backquotes (`` `client_auth` ``): a caller shows it in its own words with
-    /// ``hint(naming:)`` (a command-line tool as its flag), and never sees another tool's flags.
+    /// key between backquotes, as in "check the \`client_auth\`": a caller shows it in its own
+    /// words with ``hint(naming:)`` (a command-line tool as its flag), and never sees another
+    /// tool's flags.
     public var hint: String?
     /// What NativeAuth was doing, when known.
     public var operation: AuthOperation?
@@ -138,7 +139,7 @@ public struct AuthError: Error, Sendable {
 }
 
 extension AuthError {
-    /// The ``hint`` with each setting it names (a key in backquotes, `` `client_auth` ``) in the
+    /// The ``hint`` with each setting it names (a key between backquotes, \`client_auth\`) in the
     /// caller's words: a command-line tool's flag (`--client-auth`), an app's label. A name `name`
     /// has no words for (`nil`) stays as it is, backquotes and all.
     ///

@@ -40,7 +40,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
     /// A command line split into words as a POSIX shell splits them (quotes and backslashes), then
     /// run without a shell, as ``command(_:timeout:)``.
     public static func command(line: String, timeout: Duration = .seconds(30)) -> SubjectTokenSource {
-        .init(origin: .command(SystemBrowserOpener.split(line), timeout: timeout))
+        .init(origin: .command(ChildProcess.split(line), timeout: timeout))
     }
 
     /// The OIDC token of a GitHub Actions job (`permissions: id-token: write`), asked of the
@@ -102,7 +102,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         guard let name = arguments.first, !name.isEmpty else {
             throw AuthError(.configurationInvalid, "the subject token command is empty")
         }
-        guard let executable = SystemBrowserOpener.executable(name) else {
+        guard let executable = ChildProcess.executable(name) else {
             throw AuthError(
                 .configurationInvalid, "the subject token command \(name) was not found",
                 hint: "give its full path, or put it on PATH")
@@ -112,13 +112,13 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         process.arguments = Array(arguments.dropFirst())
         process.standardInput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        process.environment = SystemBrowserOpener.childEnvironment(ProcessInfo.processInfo.environment)
+        process.environment = ChildProcess.childEnvironment(ProcessInfo.processInfo.environment)
         let output = Pipe()
         process.standardOutput = output
         let reader = output.fileHandleForReading
         let result: (status: Int32, collected: Data, timedOut: Bool)
         do {
-            result = try await SystemBrowserOpener.runToEnd(process, timeout: timeout) {
+            result = try await ChildProcess.runToEnd(process, timeout: timeout) {
                 var data = Data()
                 while let chunk = try? reader.read(upToCount: 16_384), !chunk.isEmpty {
                     if data.count <= Self.maximumBytes { data.append(chunk) }

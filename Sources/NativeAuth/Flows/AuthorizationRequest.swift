@@ -219,7 +219,7 @@ public struct AuthorizationRequest: Sendable {
         return AuthorizationResponse(code: code, issuer: nil)
     }
 
-    static func query(of url: URL) -> [FormField] {
+    package static func query(of url: URL) -> [FormField] {
         guard let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery else {
             return []
         }

@@ -3,9 +3,10 @@ public import HTTPTypes
 
 /// Sends one HTTP request and returns the response: the seam between NativeAuth and the network.
 ///
-/// ``AsyncHTTPClientTransport`` (the default on Linux) and ``URLSessionTransport`` (the default on
-/// Apple platforms) are the standard implementations; ``StandardTransport`` picks one. Tests and
-/// adopters can pass any other, such as a closure-backed fake.
+/// ``URLSessionTransport`` is the core's own, and ``Authenticator``'s default; NativeAuthAsyncHTTPClient's
+/// `AsyncHTTPClientTransport` (proxies, a private CA, client certificates, an app's `HTTPClient`)
+/// is the default of NativeAuthCommands' tools on Linux. Tests and adopters can pass any other,
+/// such as a closure-backed fake.
 ///
 /// ### Implementation requirements
 /// - Return every response the server sends, whatever its status: 4xx and 5xx are not errors at

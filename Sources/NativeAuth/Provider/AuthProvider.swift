@@ -39,9 +39,9 @@ public import LenientJSON
 /// ### Implementation requirements
 /// - `init(configuration:)` validates what the provider needs and throws ``AuthError`` with code
 ///   ``AuthError/Code/configurationInvalid`` and the ``AuthError/field`` at fault
-///   (``AuthError/missing(_:)``, ``AuthError/invalid(_:_:hint:)``).
+///   (``AuthError/missing(_:)-(ProviderSetting)``, ``AuthError/invalid(_:_:hint:)-(ProviderSetting,_,_)``).
 /// - Declare every key of your own in ``settings`` and read it with
-///   ``ProviderConfiguration/value(of:)``.
+///   ``ProviderConfiguration/value(of:)-(ProviderSetting)``.
 /// - Hooks are pure or async and `Sendable`; they never log or print tokens or secrets.
 /// - Helpers for provider authors (``MetadataLoader``'s discovery, ``OAuthRequest``'s form and
 ///   headers, form encoding, the endpoint policy) are plumbing: `@_spi(Provider) import NativeAuth`.

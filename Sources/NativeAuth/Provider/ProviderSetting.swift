@@ -205,7 +205,7 @@ public struct SettingParser<Value: Sendable>: Sendable {
     /// A parse of one text.
     ///
     /// - Parameter parse: The value of a text; throws ``AuthError`` (build it with
-    ///   ``AuthError/invalid(_:_:hint:)`` and the declaration it is given).
+    ///   ``AuthError/invalid(_:_:hint:)-(ProviderSetting,_,_)`` and the declaration it is given).
     public init(_ parse: @escaping @Sendable (String, ProviderSetting) throws(AuthError) -> Value) {
         self.init(form: .value, parse)
     }

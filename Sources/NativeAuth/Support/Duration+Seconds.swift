@@ -7,7 +7,7 @@ extension Duration {
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 
-    var seconds: String {
+    package var seconds: String {
         let value = timeInterval
         return value == value.rounded() ? String(Int(value)) : String(value)
     }

@@ -2,6 +2,7 @@ public import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
 @_spi(Provider) public import NativeAuth
+internal import NativeAuthPresenters
 
 /// Checks that a `UserAgentPresenter` keeps every promise of the protocol, in one line
 /// of a test. The suite plays the browser: you say how a redirect reaches your presenter.

@@ -1,4 +1,5 @@
 internal import Foundation
+public import NativeAuth
 
 /// Listens on loopback and reads a paste at the same time: the default for `--no-browser`.
 ///
@@ -6,7 +7,7 @@ internal import Foundation
 /// forwarded to that machine (the hint shows `ssh -L PORT:127.0.0.1:PORT HOST`), the browser's
 /// redirect completes the sign-in; when it is not, the browser ends on a "cannot connect" page and
 /// the person pastes its address. Whichever arrives first wins; the other is cancelled and has
-/// stopped (listener closed, reader released) before ``UserAgentSession/authorize(_:handler:)``
+/// stopped (listener closed, reader released) before `UserAgentSession.authorize(_:handler:)`
 /// returns.
 ///
 /// A pasted URL is checked exactly like a loopback callback. The end of the input ends only the

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import NativeAuth
 
 /// Waits for the first of several callback sources (the loopback receiver, a paste prompt) or the
 /// timeout, then cancels the others and waits until they have stopped: nothing is left running.

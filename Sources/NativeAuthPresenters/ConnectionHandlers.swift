@@ -1,6 +1,7 @@
 internal import NIOConcurrencyHelpers
 package import NIOCore
 package import NIOHTTP1
+internal import NativeAuth
 
 /// Every accepted connection, from the moment NIO creates it until it has been closed through
 /// `executeThenClose`. NIO stops the process when a connection is released without that (for

@@ -1,6 +1,7 @@
 internal import CNativeAuthPOSIX
 internal import Foundation
 internal import NIOCore
+internal import NativeAuth
 
 #if canImport(Glibc)
     package import Glibc

@@ -3,6 +3,7 @@ internal import NIOConcurrencyHelpers
 internal import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
+internal import NativeAuth
 
 /// An HTTP/1.1 listener on the loopback interface that receives the authorization callback
 /// (RFC 8252 §7.3), built on SwiftNIO.
@@ -51,7 +52,7 @@ actor LoopbackReceiver {
     /// - Parameters:
     ///   - port: The port; 0 for an ephemeral one.
     ///   - path: The callback path, starting with `/`.
-    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming a configured port
+    /// - Throws: `AuthError` (`AuthError.Code.configurationInvalid`) naming a configured port
     ///   that is in use.
     ///   - limits: How long one connection may stay open, and how many may be open at once.
     static func start(

@@ -1,6 +1,7 @@
 internal import Foundation
 internal import NIOConcurrencyHelpers
 internal import NIOCore
+public import NativeAuth
 
 /// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
 /// command-line tools on a machine with a browser.
@@ -13,14 +14,14 @@ internal import NIOCore
 ///   address on the listener (`/start/RANDOM`), never the URL itself, which would be in its
 ///   command line for other users to read: the first fetch of that address redirects to the
 ///   authorization URL (or posts an end-session page's ID token in a form); a second fetch ends
-///   the sign-in with ``AuthError/Code/invalidState``.
+///   the sign-in with `AuthError.Code.invalidState`.
 /// - On Linux, refuses requests from sockets of another user of the machine (`/proc/net/tcp`),
 ///   so that nobody else can deliver a callback, even with the right `state`. Without an opener (``printURL(port:timeout:output:)``)
 ///   it prints the URL and how to forward the port over SSH, and never launches a browser.
 /// - Answers the browser with a static page; other paths get 404, callbacks of another sign-in
 ///   (wrong `state`) get an error page and the wait goes on.
-/// - Ends with ``AuthError/Code/timeout`` after ``Configuration/timeout`` (5 minutes by default),
-///   with ``AuthError/Code/loginCancelled`` when the task is cancelled, and always closes the
+/// - Ends with `AuthError.Code.timeout` after ``Configuration/timeout`` (5 minutes by default),
+///   with `AuthError.Code.loginCancelled` when the task is cancelled, and always closes the
 ///   listener.
 public struct LoopbackPresenter: UserAgentPresenter {
     /// The presenter's settings.

@@ -1,3 +1,5 @@
+internal import NativeAuth
+
 /// The static pages the loopback receiver answers the browser with. They reflect nothing from the
 /// request: no parameter, path or header ever appears in them.
 enum CallbackPage {

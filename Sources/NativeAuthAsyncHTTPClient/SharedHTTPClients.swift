@@ -4,43 +4,80 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
+internal import NativeAuth
 
-/// The process's AsyncHTTPClient clients: one for each proxy and TLS setting, created when first
-/// needed and kept for the life of the process, so that every ``AsyncHTTPClientTransport`` with
-/// the same settings reuses the same kept-alive connections.
+/// The AsyncHTTPClient clients the transports of a process create for themselves: one for each
+/// proxy and TLS setting, created when a transport first needs it and shared by every
+/// ``AsyncHTTPClientTransport`` with the same settings (so they reuse its kept-alive connections).
 ///
-/// They are never shut down: they live in a global that is never deinitialized, so a process can
-/// exit at any moment (AsyncHTTPClient traps when a client that was not shut down is deinitialized).
+/// A client is leased: each transport that used it holds one lease, given back when the transport
+/// is released; the last lease given back shuts the client down (without blocking), so no client
+/// outlives its users and none is deinitialized running (AsyncHTTPClient traps on that in debug
+/// builds). A transport alive when the process exits keeps its client to the end: nothing to do.
 /// Idle connections close after a minute.
 final class SharedHTTPClients: Sendable {
     /// This process's clients.
     static let process = SharedHTTPClients()
 
-    private struct Key: Hashable {
+    struct Key: Hashable, Sendable {
         var proxy: ProxyServer?
         var tls: TLSSettings
     }
 
-    private let clients = NIOLockedValueBox<[Key: HTTPClient]>([:])
+    private let clients = NIOLockedValueBox<[Key: (client: HTTPClient, leases: Int)]>([:])
 
-    /// The client for requests through `proxy` (or none) with `tls`.
+    /// A lease on the client for requests through `proxy` (or none) with `tls`: the client, and
+    /// `leased` is true when this lease is new (the caller gives it back with ``release(_:)``).
     ///
-    /// - Throws: ``AuthError/Code/configurationInvalid`` naming the file when a CA file, trust
+    /// - Parameter held: Whether the caller holds a lease on this key already.
+    /// - Throws: `AuthError.Code.configurationInvalid` naming the file when a CA file, trust
     ///   store, client certificate or key cannot be read or used.
-    func client(proxy: ProxyServer?, tls: TLSSettings) throws -> HTTPClient {
-        let key = Key(proxy: proxy, tls: tls)
-        if let client = clients.withLockedValue({ $0[key] }) { return client }
-        let configuration = try Self.configuration(proxy: proxy, tls: tls)
-        return clients.withLockedValue { clients in
-            if let client = clients[key] { return client }
-            let client = HTTPClient(
+    func client(for key: Key, held: Bool) throws -> HTTPClient {
+        if let client = clients.withLockedValue({ clients -> HTTPClient? in
+            guard let entry = clients[key] else { return nil }
+            if !held { clients[key]?.leases += 1 }
+            return entry.client
+        }) {
+            return client
+        }
+        let configuration = try Self.configuration(proxy: key.proxy, tls: key.tls)
+        let (client, unused) = clients.withLockedValue { clients -> (HTTPClient, HTTPClient?) in
+            let made = HTTPClient(
                 eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration,
                 backgroundActivityLogger: Logger(
                     label: "NativeAuth.HTTP.pool", factory: { _ in SwiftLogNoOpLogHandler() }))
-            clients[key] = client
-            return client
+            if let entry = clients[key] {
+                // Another transport made it meanwhile: use that one, shut this one down.
+                if !held { clients[key]?.leases += 1 }
+                return (entry.client, made)
+            }
+            clients[key] = (made, 1)
+            return (made, nil)
         }
+        unused?.shutdown { _ in }
+        return client
     }
+
+    /// Gives back a lease on each of `keys`; a client whose last lease this was is shut down.
+    func release(_ keys: some Sequence<Key>) {
+        let finished = clients.withLockedValue { clients -> [HTTPClient] in
+            var finished: [HTTPClient] = []
+            for key in keys {
+                guard let entry = clients[key] else { continue }
+                if entry.leases > 1 {
+                    clients[key]?.leases -= 1
+                } else {
+                    clients[key] = nil
+                    finished.append(entry.client)
+                }
+            }
+            return finished
+        }
+        for client in finished { client.shutdown { _ in } }
+    }
+
+    /// Whether a client for `key` is running, and how many leases it has.
+    func leases(of key: Key) -> Int { clients.withLockedValue { $0[key]?.leases ?? 0 } }
 
     private static func configuration(proxy: ProxyServer?, tls: TLSSettings) throws -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import NIOConcurrencyHelpers
+internal import NativeAuth
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 public import Foundation
+public import NativeAuth
 
 /// Signs in by having the person paste the result: for machines where no loopback callback can
 /// reach the program (a container, a remote shell without port forwarding).
@@ -8,7 +9,7 @@ public import Foundation
 /// shows just the code. Whitespace and surrounding quotes are trimmed. A pasted URL gets the same
 /// checks as a loopback callback (`state`, RFC 9207 `iss`, `error`); a wrong paste gets a message
 /// and another prompt, up to ``Configuration/maximumAttempts``. The end of the input ends the
-/// sign-in with ``AuthError/Code/loginCancelled``.
+/// sign-in with `AuthError.Code.loginCancelled`.
 ///
 /// ## Choosing the redirect URI
 /// The redirect URI must be registered with the provider. Two choices are usual:

@@ -1,78 +1,16 @@
-public import Foundation
+package import Foundation
 internal import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
-    internal import Glibc
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
-/// Opens a URL in the person's browser.
-///
-/// ### Implementation requirements
-/// - Return once the browser was launched (or throw when it could not be); the presenter runs
-///   this concurrently with the loopback receiver, so it may take its time.
-/// - Never print the URL yourself: the presenter prints it when opening fails.
-public protocol BrowserOpener: Sendable {
-    /// Opens `url`; throws when no browser could be launched.
-    func open(_ url: URL) async throws
-}
-
-/// Opens URLs the way `xdg-open` and Python's `webbrowser` do.
-///
-/// - When `$BROWSER` is set, each of its `:`-separated commands is tried in turn: the URL replaces
-///   `%s` in it, or is added as the last argument. The command is split like a shell would
-///   (quotes, backslashes) but no shell runs it, so nothing in the URL is interpreted.
-/// - Otherwise `xdg-open URL` on Linux, `open URL` on macOS.
-/// - A command that cannot be started or exits non-zero counts as a failure.
-/// - The command's standard output is discarded, so it never mixes with the program's output.
-/// - The browser starts without the program's `NATIVEAUTH_` environment variables (which may hold
-///   a client secret), and a bare command name is looked up only in absolute `$PATH` entries (a
-///   relative one, or an empty one, would run `./xdg-open` from a cloned repository).
-public struct SystemBrowserOpener: BrowserOpener {
-    private let environment: [String: String]
-
-    /// Creates an opener reading `$BROWSER` from `environment`.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.environment = environment
-    }
-
-    /// The commands that will be tried for `url`, in order, each as an argument vector.
-    public func commands(for url: URL) -> [[String]] {
-        let target = url.absoluteString
-        if let browser = environment["BROWSER"], !browser.trimmingCharacters(in: .whitespaces).isEmpty {
-            return browser.split(separator: ":").compactMap { entry in
-                let words = Self.split(String(entry))
-                guard !words.isEmpty else { return nil }
-                if words.contains(where: { $0.contains("%s") }) {
-                    return words.map { $0.replacingOccurrences(of: "%s", with: target) }
-                }
-                return words + [target]
-            }
-        }
-        #if os(macOS)
-            return [["open", target]]
-        #else
-            return [["xdg-open", target]]
-        #endif
-    }
-
-    public func open(_ url: URL) async throws {
-        var failures: [String] = []
-        for command in commands(for: url) {
-            guard let executable = Self.executable(command[0]) else {
-                failures.append("\(command[0]) was not found")
-                continue
-            }
-            do {
-                let status = try await Self.run(executable, arguments: Array(command.dropFirst()))
-                if status == 0 { return }
-                failures.append("\(command[0]) exited with status \(status)")
-            } catch {
-                failures.append("\(command[0]) could not be started")
-            }
-        }
-        throw AuthError(.configurationInvalid, "no browser could be opened: " + failures.joined(separator: "; "))
-    }
-
+/// The programs NativeAuth starts (a browser, a workload's subject-token command, git): found on
+/// `PATH` as a shell finds them, given an environment without NativeAuth's own variables, and
+/// waited for on a thread of their own.
+package enum ChildProcess {
     /// The executable for `name`: a path as it is, a bare name looked up in the absolute entries of
     /// `searchPath` (`$PATH` by default), as Go's `exec.LookPath` does.
     package static func executable(
@@ -88,10 +26,6 @@ public struct SystemBrowserOpener: BrowserOpener {
             if FileManager.default.isExecutableFile(atPath: candidate) { return URL(fileURLWithPath: candidate) }
         }
         return nil
-    }
-
-    private static func run(_ executable: URL, arguments: [String]) async throws -> Int32 {
-        try await launch(Process(), executable: executable, arguments: arguments)
     }
 
     /// Runs `process` to its end and returns its exit status, without holding a thread of Swift's
@@ -158,7 +92,7 @@ public struct SystemBrowserOpener: BrowserOpener {
     /// Splits a command line into words like a POSIX shell: whitespace separates words, single
     /// quotes keep everything, double quotes keep everything but `\"` and `\\`, a backslash outside
     /// quotes escapes the next character.
-    static func split(_ line: String) -> [String] {
+    package static func split(_ line: String) -> [String] {
         var words: [String] = []
         var current = ""
         var inWord = false

@@ -1,5 +1,6 @@
 internal import Crypto
 package import Foundation
+@_spi(Provider) internal import NativeAuth
 
 /// What the loopback receiver answers a request with: a status, header fields and a body.
 package struct LoopbackAnswer: Sendable {

@@ -1,14 +1,15 @@
 public import Logging
+public import NativeAuth
 
 /// The transport NativeAuth uses when none is given: ``AsyncHTTPClientTransport`` on Linux
-/// (proxies, custom trust, client certificates, kept-alive connections), ``URLSessionTransport``
+/// (proxies, custom trust, client certificates, kept-alive connections), `URLSessionTransport`
 /// on Apple platforms. Either can be chosen everywhere.
 public enum StandardTransport {
     /// Which implementation.
     public enum Kind: String, Sendable, CaseIterable {
         /// ``AsyncHTTPClientTransport``.
         case asyncHTTPClient = "asynchttpclient"
-        /// ``URLSessionTransport``.
+        /// `URLSessionTransport`.
         case urlSession = "urlsession"
     }
 
@@ -38,7 +39,7 @@ public enum StandardTransport {
     ///   - kind: Which implementation; default ``defaultKind``.
     ///   - tls: The certificates trusted and shown; default the environment's (`SSL_CERT_FILE`).
     ///   - logger: Where request summaries go, at debug level.
-    /// - Throws: ``AuthError/Code/configurationInvalid`` when `tls` asks ``URLSessionTransport``
+    /// - Throws: `AuthError.Code.configurationInvalid` when `tls` asks `URLSessionTransport`
     ///   for what it cannot do (a CA file or a client certificate).
     public static func make(
         _ kind: Kind = defaultKind,
@@ -48,7 +49,7 @@ public enum StandardTransport {
         switch kind {
         case .asyncHTTPClient:
             let transport = AsyncHTTPClientTransport(configuration: .init(tls: tls), logger: logger)
-            logger.trace(
+            logger.debug(
                 "HTTP transport",
                 metadata: [
                     "transport": "AsyncHTTPClient",
@@ -63,10 +64,10 @@ public enum StandardTransport {
             guard tls.caFile == nil, tls.clientCertificateFile == nil, tls.clientKeyFile == nil else {
                 throw AuthError(
                     .configurationInvalid, "the URLSession transport cannot use a CA file or a client certificate",
-                    hint: "use the asynchttpclient transport (NATIVEAUTH_HTTP_TRANSPORT=asynchttpclient)",
+                    hint: "use the asynchttpclient `http_transport`",
                     field: "http_transport")
             }
-            logger.trace("HTTP transport", metadata: ["transport": "URLSession"])
+            logger.debug("HTTP transport", metadata: ["transport": "URLSession"])
             return URLSessionTransport(logger: logger)
         }
     }

@@ -1,20 +1,22 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Crypto
 public import Foundation
 public import HTTPTypes
 public import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+@_spi(Provider) public import NativeAuth
 
-/// The ``HTTPTransport`` on SwiftNIO (AsyncHTTPClient): the default on Linux.
+/// The `HTTPTransport` on SwiftNIO (AsyncHTTPClient): the default on Linux.
 ///
-/// It keeps every guarantee of ``URLSessionTransport``:
+/// It keeps every guarantee of `URLSessionTransport`:
 /// - one deadline (``Configuration/timeout``) for the whole exchange, connecting included, past
-///   which the request is cancelled and ``AuthError/Code/timeout`` is thrown;
+///   which the request is cancelled and `AuthError.Code.timeout` is thrown;
 /// - a response body larger than ``Configuration/maxResponseBytes`` is refused as soon as its
-///   `Content-Length` or its bytes pass the limit: ``AuthError/Code/responseTooLarge``;
+///   `Content-Length` or its bytes pass the limit: `AuthError.Code.responseTooLarge`;
 /// - redirects are never followed, authentication challenges never answered: a 3xx or a 401
 ///   comes back as the response at once;
 /// - plain `http://` is refused except to loopback hosts; no cookies, no cache, no decompression;
@@ -24,14 +26,17 @@ import NIOSSL
 ///
 /// And it adds what FoundationNetworking lacks on Linux:
 /// - proxies from `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` as curl reads them
-///   (``ProxySettings``), every request tunnelled with `CONNECT` (plain HTTP too), so a proxy sees
+///   (`ProxySettings`), every request tunnelled with `CONNECT` (plain HTTP too), so a proxy sees
 ///   the host and port, never a path, header or body;
 /// - custom trust (`SSL_CERT_FILE`, `SSL_CERT_DIR`, a CA file) and client certificates
-///   (``TLSSettings``); an untrusted server certificate is ``AuthError/Code/certificateUntrusted``.
+///   (`TLSSettings`); an untrusted server certificate is `AuthError.Code.certificateUntrusted`.
 ///
-/// Transports in one process share their connections (kept alive, HTTP/2 where the server offers
-/// it): one client for each proxy and TLS setting, kept for the life of the process, so there is
-/// nothing to shut down.
+/// An app that has an `HTTPClient` already passes it (``init(client:configuration:logger:)``),
+/// as swift-openapi-async-http-client's transport takes one: requests go through it, with its
+/// event loops, proxy and TLS, and the app shuts it down when it is done. Otherwise transports in
+/// one process share the clients they create (kept-alive connections, HTTP/2 where the server
+/// offers it): one for each proxy and TLS setting, created at the first request and shut down when
+/// the last transport using it is released; a command that sends nothing starts no event loop.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Limits, identity, proxy and trust of an ``AsyncHTTPClientTransport``.
     public struct Configuration: Sendable {
@@ -41,9 +46,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         public var maxResponseBytes: Int
         /// The `User-Agent` sent with requests that have none.
         public var userAgent: String
-        /// Which proxy each request goes through. Default: the environment's (``ProxySettings``).
+        /// Which proxy each request goes through. Default: the environment's (`ProxySettings`).
         public var proxy: ProxySettings
-        /// Which certificates are trusted and shown. Default: the environment's (``TLSSettings``).
+        /// Which certificates are trusted and shown. Default: the environment's (`TLSSettings`).
         public var tls: TLSSettings
 
         /// Creates a configuration; every parameter has the documented default.
@@ -62,14 +67,20 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
     }
 
-    /// The transport's limits, identity, proxy and trust.
+    /// The transport's limits, identity, proxy and trust. With a client of the app's, its own
+    /// proxy and TLS configuration apply instead of ``Configuration/proxy`` and
+    /// ``Configuration/tls``.
     public let configuration: Configuration
-    /// The `x5t#S256` thumbprint of ``TLSSettings/clientCertificateFile``'s certificate, when it can
+    /// The `x5t#S256` thumbprint of `TLSSettings.clientCertificateFile`'s certificate, when it can
     /// be read (a file that cannot be read fails every request instead).
     public let clientCertificateThumbprint: String?
     private let logger: Logger
+    /// The app's client; `nil` when the transport uses shared ones of its own.
+    private let client: HTTPClient?
+    /// The shared clients this transport holds a lease on, given back when it is released.
+    private let leases = NIOLockedValueBox<Set<SharedHTTPClients.Key>>([])
 
-    /// Creates a transport.
+    /// Creates a transport that creates (and shares, and shuts down) the clients it needs.
     ///
     /// - Parameters:
     ///   - configuration: Limits, identity, proxy and trust.
@@ -78,11 +89,58 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "NativeAuth.HTTP")) {
         self.configuration = configuration
         self.logger = logger
+        self.client = nil
         self.clientCertificateThumbprint = configuration.tls.clientCertificateFile.flatMap { path in
             guard let certificate = try? NIOSSLCertificate.fromPEMFile(path).first,
                 let der = try? certificate.toDERBytes()
             else { return nil }
             return Base64URL.encode(Array(SHA256.hash(data: der)))
+        }
+    }
+
+    /// Creates a transport that sends every request through the app's `client` (its event loops,
+    /// proxy and TLS configuration), which the app keeps running and shuts down itself.
+    ///
+    /// ```swift
+    /// let transport = AsyncHTTPClientTransport(client: .shared)
+    /// let authenticator = Authenticator(provider: provider, store: store, transport: transport)
+    /// ```
+    ///
+    /// The deadline and size limit of `configuration` and the endpoint policy hold whatever the
+    /// client's configuration. Redirects are the client's to follow, and NativeAuth's requests
+    /// must never be (a token request redirected with 307 would carry its credentials elsewhere):
+    /// give a client made with `redirectConfiguration: .disallow`. An answer that comes after a
+    /// redirect anyway is refused (`AuthError.Code.configurationInvalid`).
+    ///
+    /// - Parameters:
+    ///   - client: The app's client.
+    ///   - configuration: Limits and identity (its proxy and TLS settings are the client's).
+    ///   - logger: Where request summaries go, at debug level.
+    public init(
+        client: HTTPClient,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "NativeAuth.HTTP")
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.client = client
+        self.clientCertificateThumbprint = nil
+    }
+
+    deinit {
+        SharedHTTPClients.process.release(leases.withLockedValue { $0 })
+    }
+
+    /// The client for a request through `proxy`: the app's, or a lease on a shared one.
+    private func client(proxy: ProxyServer?) throws -> HTTPClient {
+        if let client { return client }
+        let key = SharedHTTPClients.Key(proxy: proxy, tls: configuration.tls)
+        let held = leases.withLockedValue { !$0.insert(key).inserted }
+        do {
+            return try SharedHTTPClients.process.client(for: key, held: held)
+        } catch {
+            if !held { leases.withLockedValue { _ = $0.remove(key) } }
+            throw error
         }
     }
 
@@ -92,8 +150,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         try EndpointPolicy.validate(url)
         let host = url.host ?? "the server"
-        let proxy = try configuration.proxy.proxy(for: url)
-        let client = try SharedHTTPClients.process.client(proxy: proxy, tls: configuration.tls)
+        let proxy = client == nil ? try configuration.proxy.proxy(for: url) : nil
+        let client = try client(proxy: proxy)
 
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headerFields.count + 1)
@@ -122,6 +180,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             }
         } catch {
             throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
+        }
+        // Only an app's client can follow a redirect (the shared ones never do); its answer is
+        // not the answer of the server asked, and is refused.
+        guard received.history.count <= 1 else {
+            throw AuthError(
+                .configurationInvalid,
+                "the HTTP client followed a redirect from \(host); NativeAuth's requests are never redirected",
+                hint: "give the transport an HTTPClient with redirectConfiguration: .disallow")
         }
         let response = HTTPResponse(received)
         let data = received.body.map { Data($0.readableBytesView) } ?? Data()

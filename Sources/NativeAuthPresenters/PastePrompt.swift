@@ -1,4 +1,5 @@
 internal import Foundation
+@_spi(Provider) internal import NativeAuth
 
 /// Reads pastes until one completes the sign-in.
 struct PastePrompt: Sendable {

@@ -1,0 +1,75 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NativeAuth
+import TestSupport
+import Testing
+
+@testable import NativeAuthAsyncHTTPClient
+
+/// Whose `HTTPClient` carries the requests, and when the transport's own clients stop.
+@Suite(.testLogging) struct AsyncHTTPClientLifecycleTests {
+    private func get(_ url: URL) -> HTTPRequest { HTTPRequest(method: .get, url: url) }
+
+    @Test func anAppsOwnClientCarriesTheRequestsAndStaysTheApps() async throws {
+        let paths = NIOLockedValueBox<[String]>([])
+        let server = try await TestHTTPServer.start { request in
+            paths.withLockedValue { $0.append(request.path) }
+            return .json(#"{"ok":true}"#)
+        }
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: .init(redirectConfiguration: .disallow))
+        let transport = AsyncHTTPClientTransport(client: client, configuration: .init(proxy: .none))
+        let (response, body) = try await transport.send(get(server.url("/through-the-app")), body: nil)
+        #expect(response.status.code == 200 && String(decoding: body, as: UTF8.self) == #"{"ok":true}"#)
+
+        // The transport never shuts the app's client down; once the app has, requests through it
+        // fail: they went through that client.
+        try await client.shutdown()
+        let error = await #expect(throws: AuthError.self) {
+            try await transport.send(self.get(server.url("/after-shutdown")), body: nil)
+        }
+        #expect(error?.code == .network || error?.code == .requestFailed, "\(String(describing: error))")
+        await server.stop()
+        #expect(paths.withLockedValue { $0 } == ["/through-the-app"])
+    }
+
+    @Test func aRedirectTheAppsClientFollowedIsRefused() async throws {
+        let server = try await TestHTTPServer.start { request in
+            request.path == "/token"
+                ? TestResponse(status: 307, headers: [("Location", "/elsewhere")])
+                : .json(#"{"access_token":"x"}"#)
+        }
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)  // follows redirects
+        let transport = AsyncHTTPClientTransport(client: client, configuration: .init(proxy: .none))
+        let error = await #expect(throws: AuthError.self) {
+            try await transport.send(HTTPRequest(method: .post, url: server.url("/token")), body: Data("a=b".utf8))
+        }
+        #expect(error?.code == .configurationInvalid)
+        #expect(error?.hint?.contains(".disallow") == true)
+        try await client.shutdown()
+        await server.stop()
+    }
+
+    @Test func theTransportsOwnClientStopsWhenItsLastTransportIsReleased() async throws {
+        let server = try await TestHTTPServer.start { _ in .json("{}") }
+        // A trust store of this test's own keeps its client apart from every other test's.
+        let directory = try TemporaryDirectory()
+        let tls = TLSSettings(trustStore: directory.path)
+        let key = SharedHTTPClients.Key(proxy: nil, tls: tls)
+        var first: AsyncHTTPClientTransport? = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
+        var second: AsyncHTTPClientTransport? = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
+        #expect(SharedHTTPClients.process.leases(of: key) == 0, "no request yet: no client, no event loop")
+        _ = try await #require(first).send(get(server.url("/a")), body: nil)
+        _ = try await #require(first).send(get(server.url("/b")), body: nil)
+        _ = try await #require(second).send(get(server.url("/c")), body: nil)
+        #expect(SharedHTTPClients.process.leases(of: key) == 2, "one client, a lease for each transport")
+        first = nil
+        #expect(SharedHTTPClients.process.leases(of: key) == 1)
+        second = nil
+        #expect(SharedHTTPClients.process.leases(of: key) == 0, "the last transport released shuts it down")
+        await server.stop()
+    }
+}
