@@ -8,8 +8,11 @@ let package = Package(
     products: [
         .library(name: "LenientJSON", targets: ["LenientJSON"]),
         .library(name: "NativeAuth", targets: ["NativeAuth"]),
+        // URLSession's transport: Apple platforms' own; on Linux it links FoundationNetworking and
+        // libcurl, so the core and the tools leave it out there.
+        .library(name: "NativeAuthURLSession", targets: ["NativeAuthURLSession"]),
         // The AsyncHTTPClient transport (proxies, a private CA, client certificates): the default
-        // of NativeAuthCommands' tools on Linux. The core's own transport is URLSession's.
+        // of NativeAuthCommands' tools on Linux.
         .library(name: "NativeAuthAsyncHTTPClient", targets: ["NativeAuthAsyncHTTPClient"]),
         // The presenters of a terminal program: loopback redirect, paste, print-URL, the browser.
         .library(name: "NativeAuthPresenters", targets: ["NativeAuthPresenters"]),
@@ -104,7 +107,6 @@ let package = Package(
                 "LenientJSON",
                 "CNativeAuthPOSIX",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -113,9 +115,23 @@ let package = Package(
             ]
         ),
         .target(
+            name: "NativeAuthURLSession",
+            dependencies: [
+                "NativeAuth",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "NativeAuthAsyncHTTPClient",
             dependencies: [
                 "NativeAuth",
+                // StandardTransport's default on Apple platforms; on Linux it is left out.
+                .target(
+                    name: "NativeAuthURLSession",
+                    condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -298,6 +314,7 @@ let package = Package(
             name: "nativeauth-demo",
             dependencies: [
                 "NativeAuth",
+                "NativeAuthAsyncHTTPClient",
                 "NativeAuthPresenters",
                 "NativeAuthCommands",
                 "NativeAuthTesting",
@@ -334,6 +351,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthURLSession",
                 "NativeAuthAsyncHTTPClient",
                 "NativeAuthPresenters",
                 "LenientJSON",
@@ -364,7 +382,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), "NativeAuth", "NativeAuthTesting", "LenientJSON",
-                "NativeAuthAsyncHTTPClient", "NativeAuthPresenters",
+                "NativeAuthAsyncHTTPClient", "NativeAuthPresenters", "NativeAuthURLSession",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"

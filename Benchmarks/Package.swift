@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "NativeAuth", package: nativeAuth),
                 .product(name: "NativeAuthAsyncHTTPClient", package: nativeAuth),
                 .product(name: "NativeAuthPresenters", package: nativeAuth),
+                .product(name: "NativeAuthURLSession", package: nativeAuth),
                 .product(name: "NativeAuthTesting", package: nativeAuth),
                 .product(name: "NativeAuthKeyring", package: nativeAuth),
                 .product(name: "NativeAuthPostgres", package: nativeAuth),

@@ -230,7 +230,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     # Quiet when it passes; when it fails, the warnings and errors that say why.
     docs_log=$(mktemp)
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
-        --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters \
+        --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters --target NativeAuthURLSession \
         --target NativeAuthKeyring --target NativeAuthPostgres \
         --target NativeAuthTesting \
         --warnings-as-errors >"$docs_log" 2>&1 || {
@@ -265,6 +265,12 @@ set -e
     exit 1
 }
 swift build --product nativeauth >/dev/null  # back to the default traits
+# On Linux the tools send with AsyncHTTPClient and link no FoundationNetworking: libcurl and its
+# forty libraries would cost every start 7 MB and milliseconds (NativeAuthURLSession is Apple's).
+if ldd .build/debug/nativeauth | grep -E 'libcurl|libFoundationNetworking'; then
+    echo "nativeauth links FoundationNetworking or libcurl (above)" >&2
+    exit 1
+fi
 # The CLI people ship links no sandbox server: the demo and the sandbox are nativeauth-demo's.
 if strings .build/debug/nativeauth | grep -q SandboxAuthorizationServer; then
     echo "nativeauth links the sandbox authorization server (NativeAuthTesting)" >&2

@@ -4,6 +4,7 @@ import HTTPTypes
 import HTTPTypesFoundation
 import LenientJSON
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthCommands
 import NativeAuthPresenters
 import NativeAuthTesting
@@ -124,7 +125,7 @@ struct Demo: Sendable {
         )
         let authenticator = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration), store: store,
-            logger: CommandSupport.makeLogger(label: "NativeAuth"))
+            transport: StandardTransport.platformDefault(), logger: CommandSupport.makeLogger(label: "NativeAuth"))
         let opener: any BrowserOpener = approveBySelf ? RedirectFollowingBrowser() : SystemBrowserOpener()
         let presenter = LoopbackPresenter(configuration: .init(timeout: .seconds(300), opener: opener))
 

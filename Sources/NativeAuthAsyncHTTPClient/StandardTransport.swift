@@ -1,9 +1,15 @@
 public import Logging
 public import NativeAuth
 
-/// The transport NativeAuth uses when none is given: ``AsyncHTTPClientTransport`` on Linux
-/// (proxies, custom trust, client certificates, kept-alive connections), `URLSessionTransport`
-/// on Apple platforms. Either can be chosen everywhere.
+#if canImport(NativeAuthURLSession)
+    internal import NativeAuthURLSession
+#endif
+
+/// The transport NativeAuthCommands' tools use: ``AsyncHTTPClientTransport`` on Linux (proxies,
+/// custom trust, client certificates, kept-alive connections), NativeAuthURLSession's
+/// `URLSessionTransport` on Apple platforms, where either can be chosen. On Linux URLSession is
+/// left out: FoundationNetworking would bring libcurl and some forty libraries into every start
+/// of a tool (7 MB of memory) for a transport without proxies or a private CA.
 public enum StandardTransport {
     /// Which implementation.
     public enum Kind: String, Sendable, CaseIterable {
@@ -26,10 +32,10 @@ public enum StandardTransport {
     ///
     /// - Parameter logger: Where request summaries go, at debug level.
     public static func platformDefault(logger: Logger = Logger(label: "NativeAuth.HTTP")) -> any HTTPTransport {
-        #if os(Linux)
-            AsyncHTTPClientTransport(logger: logger)
-        #else
+        #if canImport(NativeAuthURLSession) && !os(Linux)
             URLSessionTransport(logger: logger)
+        #else
+            AsyncHTTPClientTransport(logger: logger)
         #endif
     }
 
@@ -40,7 +46,8 @@ public enum StandardTransport {
     ///   - tls: The certificates trusted and shown; default the environment's (`SSL_CERT_FILE`).
     ///   - logger: Where request summaries go, at debug level.
     /// - Throws: `AuthError.Code.configurationInvalid` when `tls` asks `URLSessionTransport`
-    ///   for what it cannot do (a CA file or a client certificate).
+    ///   for what it cannot do (a CA file or a client certificate), and for `URLSessionTransport`
+    ///   on Linux.
     public static func make(
         _ kind: Kind = defaultKind,
         tls: TLSSettings = .environment,
@@ -61,14 +68,21 @@ public enum StandardTransport {
                 ])
             return transport
         case .urlSession:
-            guard tls.caFile == nil, tls.clientCertificateFile == nil, tls.clientKeyFile == nil else {
+            #if canImport(NativeAuthURLSession) && !os(Linux)
+                guard tls.caFile == nil, tls.clientCertificateFile == nil, tls.clientKeyFile == nil else {
+                    throw AuthError(
+                        .configurationInvalid,
+                        "the URLSession transport cannot use a CA file or a client certificate",
+                        hint: "use the asynchttpclient `http_transport`", field: "http_transport")
+                }
+                logger.debug("HTTP transport", metadata: ["transport": "URLSession"])
+                return URLSessionTransport(logger: logger)
+            #else
                 throw AuthError(
-                    .configurationInvalid, "the URLSession transport cannot use a CA file or a client certificate",
-                    hint: "use the asynchttpclient `http_transport`",
+                    .configurationInvalid, "the URLSession transport is not in this build on Linux",
+                    hint: "use the asynchttpclient `http_transport` (the default): it has proxies and a private CA",
                     field: "http_transport")
-            }
-            logger.debug("HTTP transport", metadata: ["transport": "URLSession"])
-            return URLSessionTransport(logger: logger)
+            #endif
         }
     }
 }

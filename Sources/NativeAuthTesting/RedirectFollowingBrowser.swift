@@ -2,6 +2,7 @@ public import Foundation
 internal import HTTPTypes
 @_spi(Provider) public import NativeAuth
 public import NativeAuthPresenters
+public import NativeAuthURLSession
 
 /// A browser for tests that plays a person who approves at once: it fetches the URL and follows
 /// the redirects, the way a browser would after a click on "Allow"; a page that is a form posting

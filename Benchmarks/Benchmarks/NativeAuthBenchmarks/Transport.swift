@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import NativeAuth
 import NativeAuthAsyncHTTPClient
+import NativeAuthURLSession
 import NativeAuthTesting
 
 // The transports against the floor: a bare GET on loopback, kept alive, to the same in-process

@@ -49,8 +49,10 @@ public final class Authenticator: Sendable {
     /// - Parameters:
     ///   - provider: The provider, typically from ``ProviderRegistry/makeProvider(_:)``.
     ///   - store: Where tokens are kept; its ``TokenStore/lock`` keeps refreshes apart.
-    ///   - transport: How requests are sent. Default: ``URLSessionTransport``; NativeAuthAsyncHTTPClient's
-    ///     `AsyncHTTPClientTransport` adds proxies, a private CA and client certificates on Linux.
+    ///   - transport: How requests are sent: NativeAuthURLSession's `URLSessionTransport` (which
+    ///     also adds an initializer without this parameter), NativeAuthAsyncHTTPClient's
+    ///     `AsyncHTTPClientTransport` (proxies, a private CA and client certificates on Linux), or
+    ///     any other.
     ///   - account: The account name in the store, for programs with several sign-ins.
     ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
     ///   - lockTimeout: How long a refresh waits for the store's lock (another process refreshing).
@@ -58,7 +60,7 @@ public final class Authenticator: Sendable {
     public init(
         provider: any AuthProvider,
         store: any TokenStore,
-        transport: any HTTPTransport = URLSessionTransport(),
+        transport: any HTTPTransport,
         account: String = "default",
         logger: Logger = Logger(label: "NativeAuth"),
         lockTimeout: Duration = .seconds(30),

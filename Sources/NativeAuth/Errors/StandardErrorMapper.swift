@@ -2,10 +2,6 @@ internal import Foundation
 internal import HTTPTypes
 internal import LenientJSON
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The standard mapping from failures to ``AuthError``s.
 ///
 /// | failure | code | retryable |

@@ -1,9 +1,5 @@
 public import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 extension AuthError {
     /// The error for a request that got no response: ``Code/timeout`` for `URLError.timedOut`,
     /// ``Code/certificateUntrusted`` for a server certificate that is not trusted, ``Code/network``

@@ -3,10 +3,10 @@ public import HTTPTypes
 
 /// Sends one HTTP request and returns the response: the seam between NativeAuth and the network.
 ///
-/// ``URLSessionTransport`` is the core's own, and ``Authenticator``'s default; NativeAuthAsyncHTTPClient's
-/// `AsyncHTTPClientTransport` (proxies, a private CA, client certificates, an app's `HTTPClient`)
-/// is the default of NativeAuthCommands' tools on Linux. Tests and adopters can pass any other,
-/// such as a closure-backed fake.
+/// The core ships none: NativeAuthURLSession's `URLSessionTransport` (Apple platforms' own) and
+/// NativeAuthAsyncHTTPClient's `AsyncHTTPClientTransport` (proxies, a private CA, client
+/// certificates, an app's `HTTPClient`; the default of NativeAuthCommands' tools on Linux) are the
+/// standard ones. Tests and adopters can pass any other, such as a closure-backed fake.
 ///
 /// ### Implementation requirements
 /// - Return every response the server sends, whatever its status: 4xx and 5xx are not errors at

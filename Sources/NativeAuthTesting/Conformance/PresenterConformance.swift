@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOConcurrencyHelpers
 @_spi(Provider) public import NativeAuth
 internal import NativeAuthPresenters
+internal import NativeAuthURLSession
 
 /// Checks that a `UserAgentPresenter` keeps every promise of the protocol, in one line
 /// of a test. The suite plays the browser: you say how a redirect reaches your presenter.

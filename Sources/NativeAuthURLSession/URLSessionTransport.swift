@@ -3,17 +3,19 @@ public import HTTPTypes
 internal import HTTPTypesFoundation
 public import Logging
 internal import NIOConcurrencyHelpers
+@_spi(Provider) public import NativeAuth
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// The standard ``HTTPTransport``, over `URLSession` (FoundationNetworking on Linux).
+/// The `HTTPTransport` over `URLSession` (FoundationNetworking on Linux): Apple platforms' own,
+/// with their proxy and trust settings.
 ///
 /// - Every request has a deadline (``Configuration/timeout``) for the whole exchange, not only
-///   between packets; past it the request is cancelled and ``AuthError/Code/timeout`` is thrown.
+///   between packets; past it the request is cancelled and `AuthError.Code.timeout` is thrown.
 /// - A response body larger than ``Configuration/maxResponseBytes`` is refused as soon as its
-///   `Content-Length` or its bytes pass the limit: ``AuthError/Code/responseTooLarge``.
+///   `Content-Length` or its bytes pass the limit: `AuthError.Code.responseTooLarge`.
 /// - Redirects are never followed: a 3xx comes back as the response.
 /// - Plain `http://` is refused except to loopback hosts.
 /// - No cookies, no cache and no credential storage are used.
