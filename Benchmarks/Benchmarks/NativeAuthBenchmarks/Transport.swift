@@ -6,8 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import NativeAuth
 import NativeAuthAsyncHTTPClient
-import NativeAuthURLSession
 import NativeAuthTesting
+import NativeAuthURLSession
 
 // The transports against the floor: a bare GET on loopback, kept alive, to the same in-process
 // server, through `URLSessionTransport`, `AsyncHTTPClientTransport`, and a raw SwiftNIO HTTP/1.1
