@@ -260,9 +260,12 @@ public final class Authenticator: Sendable {
         var request = HTTPRequest(method: .get, url: endpoint)
         request.headerFields[.accept] = "application/json"
         do {
-            let (response, body) = try await client.sendAuthorized(
-                request, body: nil, credential: AccessCredential(tokens),
-                operation: .userInfo)
+            var (response, body, answer) = try await client.sendAuthorized(
+                request, body: nil, credential: AccessCredential(tokens), operation: .userInfo)
+            if ResourceRetry.next(after: answer, .init(followsResourceMetadata: false)) == .newProof {
+                (response, body, answer) = try await client.sendAuthorized(
+                    request, body: nil, credential: AccessCredential(tokens), operation: .userInfo)
+            }
             let info = try client.userInfo(from: response, body: body)
             tokens.subject = info.subject
             tokens.displayName = info.preferredUsername ?? info.email ?? info.name ?? info.subject
@@ -377,7 +380,7 @@ public final class Authenticator: Sendable {
     public func send(_ request: HTTPRequest, body: Data? = nil, for resource: URL, scopes: [String]? = nil)
         async throws -> (HTTPResponse, Data)
     {
-        try await lifecycle.send(request, body: body, for: resource, scopes: scopes)
+        try await lifecycle.send(request, body: body, for: .resource(resource, scopes: scopes))
     }
 
     /// Drops the access token `token` when it is still the stored one, because a server refused

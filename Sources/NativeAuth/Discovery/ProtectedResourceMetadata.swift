@@ -127,7 +127,18 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
         response: HTTPResponse,
         transport: any HTTPTransport
     ) async throws -> ProtectedResourceMetadata {
-        let challenge = response.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
+        try await discover(
+            for: requestURL,
+            challenge: response.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) },
+            transport: transport)
+    }
+
+    /// ``discover(for:response:transport:)`` with the challenge read already.
+    package static func discover(
+        for requestURL: URL,
+        challenge: BearerChallenge?,
+        transport: any HTTPTransport
+    ) async throws -> ProtectedResourceMetadata {
         var attempts: [String] = []
         for url in candidateURLs(for: requestURL, challenge: challenge) {
             var request = HTTPRequest(method: .get, url: url)

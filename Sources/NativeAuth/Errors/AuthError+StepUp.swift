@@ -45,11 +45,8 @@ extension AuthError {
             underlying: StepUpChallenge(options: options))
     }
 
-    /// The error for a response whose challenge asks for a stronger sign-in; `nil` for any other.
-    static func stepUp(from response: HTTPResponse) -> AuthError? {
-        guard let header = response.headerFields[.wwwAuthenticate],
-            let challenge = BearerChallenge(headerValue: header), let options = challenge.stepUp
-        else { return nil }
+    /// The error for an answer whose challenge asks for the stronger sign-in `options`.
+    static func stepUp(_ options: LoginOptions, challenge: BearerChallenge?, status: Int) -> AuthError {
         var asked: [String] = []
         if !options.acrValues.isEmpty {
             asked.append("acr_values " + TerminalText.sanitized(options.acrValues.joined(separator: " ")))
@@ -61,9 +58,9 @@ extension AuthError {
             "the API asks for a stronger or more recent sign-in (" + asked.joined(separator: "; ") + ")",
             hint: "sign in again as it asks, or send with a step-up presenter",
             operation: .apiRequest,
-            status: Int(response.status.code),
-            oauthError: challenge.error,
-            oauthErrorDescription: challenge.errorDescription,
+            status: status,
+            oauthError: challenge?.error,
+            oauthErrorDescription: challenge?.errorDescription,
             underlying: StepUpChallenge(options: options))
     }
 }

@@ -40,6 +40,15 @@ public struct AuthFailure: Sendable, CustomStringConvertible {
         }
     }
 
+    /// A failure whose challenge was read already (``ResourceAnswer``): the header is not parsed again.
+    package init(
+        operation: AuthOperation, response: HTTPResponse, body: Data, challenge: BearerChallenge?
+    ) {
+        self.init(operation: operation, body: body)
+        self.response = response
+        bearerChallenge = challenge
+    }
+
     /// The HTTP status code, when the server answered.
     public var status: Int? { response?.status.code }
 

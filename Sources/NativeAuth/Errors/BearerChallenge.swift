@@ -64,6 +64,26 @@ internal import LenientJSON
         }
         return nil
     }
+
+    /// Every `Bearer` and `DPoP` challenge of a `WWW-Authenticate` value, in order (a server that
+    /// takes both sends one of each).
+    package static func all(in headerValue: String) -> [BearerChallenge] {
+        var scanner = ChallengeScanner(headerValue)
+        var challenges: [BearerChallenge] = []
+        while let scheme = scanner.nextScheme() {
+            let parameters = scanner.parameters()
+            let lowercased = scheme.lowercased()
+            if lowercased == "bearer" || lowercased == "dpop" {
+                challenges.append(BearerChallenge(scheme: lowercased, parameters: parameters))
+            }
+        }
+        return challenges
+    }
+
+    private init(scheme: String, parameters: [String: String]) {
+        self.scheme = scheme
+        self.parameters = parameters
+    }
 }
 
 /// Splits `scheme param=value, param="quoted, value", Other-Scheme …` into schemes and parameters.

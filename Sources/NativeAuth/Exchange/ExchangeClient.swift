@@ -447,19 +447,19 @@ package final class ExchangeClient: Sendable {
         return try await send(request, body: nil, operation: operation)
     }
 
-    /// Sends an app's request with its access token: the one place the `Authorization` header of
-    /// a resource request is made.
+    /// Sends an app's request with its access token, once: the one place the `Authorization` header
+    /// of a resource request is made, and where the answer is read (``ResourceAnswer``) for the
+    /// caller to act on (``ResourceRetry``).
     ///
     /// A DPoP-bound token goes as `Authorization: DPoP …` with a proof for this request (its method,
-    /// its URL without query and fragment, the token's hash, the server's last nonce). When the
-    /// server answers 401 with a DPoP challenge saying `use_dpop_nonce` (with a new nonce) or
-    /// `invalid_dpop_proof`, the request is sent once more with a new proof.
+    /// its URL without query and fragment, the token's hash, the server's last nonce); a
+    /// `DPoP-Nonce` in the answer is kept for the next proof to that server.
     package func sendAuthorized(
         _ request: HTTPRequest,
         body: Data?,
         credential: AccessCredential,
         operation: AuthOperation = .apiRequest
-    ) async throws(AuthError) -> (HTTPResponse, Data) {
+    ) async throws(AuthError) -> (response: HTTPResponse, body: Data, answer: ResourceAnswer) {
         if let thumbprint = credential.certificateThumbprint, transport.clientCertificateThumbprint != thumbprint {
             throw AuthError(
                 .configurationInvalid,
@@ -470,36 +470,22 @@ package final class ExchangeClient: Sendable {
         guard credential.isDPoPBound, let url = request.url else {
             var authorized = request
             authorized.headerFields[.authorization] = "Bearer \(credential.accessToken)"
-            return try await send(authorized, body: body, operation: operation)
+            let (response, data) = try await send(authorized, body: body, operation: operation)
+            return (response, data, ResourceAnswer(response))
         }
         guard let key = credential.dpopKey else {
             throw AuthError(
                 .loginRequired, "the access token is DPoP-bound, and its key is not with it; it was not sent",
                 hint: "sign in again", operation: operation)
         }
-        var retried = false
-        while true {
-            var authorized = request
-            authorized.headerFields[.authorization] = "DPoP \(credential.accessToken)"
-            authorized.headerFields[.dpop] = try key.proof(
-                method: request.method.rawValue, url: url, accessToken: credential.accessToken,
-                nonce: dpopNonces.nonce(for: url), now: clock.now())
-            let (response, data) = try await send(authorized, body: body, operation: operation)
-            let nonce = try dpopNonces.remember(response, for: url, operation: operation)
-            guard !retried, response.status.code == 401,
-                let challenge = response.headerFields[.wwwAuthenticate].flatMap({
-                    BearerChallenge(headerValue: $0, schemes: ["dpop"])
-                }),
-                challenge.refusesDPoPProof
-            else { return (response, data) }
-            if challenge.error == "use_dpop_nonce", nonce == nil {
-                throw DPoPNonces.missingNonce(operation: operation, status: 401)
-            }
-            logger.debug(
-                "the resource server refused the DPoP proof; sending a new one",
-                metadata: ["error": "\(challenge.error ?? "")"])
-            retried = true
-        }
+        var authorized = request
+        authorized.headerFields[.authorization] = "DPoP \(credential.accessToken)"
+        authorized.headerFields[.dpop] = try key.proof(
+            method: request.method.rawValue, url: url, accessToken: credential.accessToken,
+            nonce: dpopNonces.nonce(for: url), now: clock.now())
+        let (response, data) = try await send(authorized, body: body, operation: operation)
+        let nonce = try dpopNonces.remember(response, for: url, operation: operation)
+        return (response, data, ResourceAnswer(response, gaveNonce: nonce != nil))
     }
 
     /// Reads a userinfo answer (OIDC Core §5.3) with the provider's decode hooks.

@@ -416,20 +416,24 @@ package actor TokenLifecycle {
             do {
                 answer = try await resourceRefresh(refreshToken, resource, scopes: scopes, stored, metadata)
             } catch let error as AuthError where error.isLoginRequired {
-                // Another process may have rotated the refresh token meanwhile: its new one is tried once.
-                guard let reloaded = try await storeOperation({ try await store.load(key) }) else {
-                    throw signedOutElsewhere()
-                }
-                guard let newer = reloaded.refreshToken, newer != refreshToken else {
-                    var cleared = reloaded
-                    cleared.refreshToken = nil
+                // The same decision as a refresh's: another process may have rotated the refresh
+                // token meanwhile (its new one is tried once, for the resource), or signed out.
+                let reloaded = try await storeOperation { try await store.load(key) }
+                switch RefreshDecision.afterRefusal(
+                    of: refreshToken, reloaded: reloaded, now: now, minimumValidity: nil)
+                {
+                case .use(let newer), .retry(let newer, _):
+                    guard let newerToken = newer.refreshToken else { throw error }
+                    stored = newer
+                    answer = try await resourceRefresh(newerToken, resource, scopes: scopes, stored, metadata)
+                case .clear(let cleared):
                     try await storeOperation { try await store.save(cleared, for: key) }
                     await wrote(cleared)
                     client.logger.info("refresh token refused; sign-in required")
                     throw error
+                case .signedOut:
+                    throw signedOutElsewhere()
                 }
-                stored = reloaded
-                answer = try await resourceRefresh(newer, resource, scopes: scopes, stored, metadata)
             }
             if let rotated = answer.refreshToken {
                 stored.refreshToken = rotated
@@ -465,75 +469,94 @@ package actor TokenLifecycle {
 
     // MARK: - Sending
 
-    /// Sends `request` with the access token; on a 401, refreshes once (not at all when the token
-    /// changed since) and retries once.
-    package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
-        if let url = request.url,
-            let resource = discoveredResources.first(where: {
-                ProtectedResourceMetadata.covers($0, url)
-            })
-        {
-            return try await send(request, body: body, for: resource, scopes: nil)
-        }
-        let tokens = try await validTokens(minimumValidity: 60)
-        let token = tokens.accessToken
-        let (response, data) = try await client.sendAuthorized(
-            request, body: body, credential: AccessCredential(tokens))
-        guard response.status.code == 401 else { return try checkScope(response, data) }
-        // A refresh cannot make a sign-in stronger: the caller must sign in again.
-        if let stepUp = AuthError.stepUp(from: response) { throw stepUp }
-        // Nor mend a proof the server refused twice (sendAuthorized already sent a new one).
-        if Self.refusesProof(response) { throw refusedToken(response, data) }
-        if let resource = try await followedResource(request, response) {
-            return try await send(request, body: body, for: resource, scopes: nil)
-        }
-        if let current = try await current(), current.accessToken == token {
-            // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with,
-            // unless the set's grant can be asked for again (client credentials).
-            guard current.refreshToken != nil || current.renewableGrant != nil else {
-                throw refusedToken(response, data)
-            }
-            _ = try await refresh(replacing: current, minimumValidity: nil)
-        }
-        let fresh = try await validTokens(minimumValidity: 60)
-        let (retried, retriedData) = try await client.sendAuthorized(
-            request, body: body, credential: AccessCredential(fresh))
-        if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
-        return try checkScope(retried, retriedData)
+    /// Whose access token a request carries.
+    package enum TokenTarget: Sendable, Equatable {
+        /// The sign-in's own.
+        case signIn
+        /// A token for `resource` (RFC 8707) under the sign-in, with `scopes` (`nil`: the sign-in's).
+        case resource(URL, scopes: [String]?)
     }
 
-    /// Sends `request` with the access token for `resource` and `scopes`; on a 401, drops that
-    /// token (when it is still the stored one), gets another once and retries once.
-    package func send(_ request: HTTPRequest, body: Data?, for resource: URL, scopes: [String]?) async throws -> (
+    /// Sends `request` with the access token of `target`, and acts on the answer as
+    /// ``ResourceRetry`` decides: a refused DPoP proof gets one new proof, a refused token one new
+    /// token (a refresh of the sign-in's, unless it changed meanwhile; another for a resource), a
+    /// 401 that names the API's resource metadata is followed once when the configuration says so
+    /// (``ProviderConfiguration/followsResourceMetadata``), and a step-up, a missing scope or a
+    /// second refusal is an error. The one path of every request with a token.
+    package func send(_ request: HTTPRequest, body: Data?, for target: TokenTarget = .signIn) async throws -> (
         HTTPResponse, Data
     ) {
-        let token = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
-        let (response, data) = try await client.sendAuthorized(
-            request, body: body, credential: AccessCredential(token, key: cached?.dpopKey))
-        guard response.status.code == 401 else { return try checkScope(response, data) }
-        if let stepUp = AuthError.stepUp(from: response) { throw stepUp }
-        if Self.refusesProof(response) { throw refusedToken(response, data) }
-        _ = try await discard(accessToken: token.accessToken)
-        let fresh = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
-        let (retried, retriedData) = try await client.sendAuthorized(
-            request, body: body, credential: AccessCredential(fresh, key: cached?.dpopKey))
-        if retried.status.code == 401 { throw refusedToken(retried, retriedData) }
-        return try checkScope(retried, retriedData)
+        var target = target
+        if target == .signIn, let url = request.url,
+            let resource = discoveredResources.first(where: { ProtectedResourceMetadata.covers($0, url) })
+        {
+            target = .resource(resource, scopes: nil)
+        }
+        var attempt = ResourceRetry.Attempt(
+            followsResourceMetadata: target == .signIn && client.provider.configuration.followsResourceMetadata)
+        var credential = try await credential(for: target)
+        while true {
+            let (response, data, answer) = try await client.sendAuthorized(request, body: body, credential: credential)
+            switch ResourceRetry.next(after: answer, attempt) {
+            case .deliver:
+                return (response, data)
+            case .newProof:
+                attempt.newProofSent = true
+                client.logger.debug(
+                    "the resource server refused the DPoP proof; sending a new one",
+                    metadata: ["error": "\(answer.challenge?.error ?? "")"])
+            case .newToken:
+                attempt.newTokenSent = true
+                guard try await renew(target, refused: credential.accessToken) else {
+                    throw refusedToken(response, data, answer)
+                }
+                credential = try await self.credential(for: target)
+            case .followResourceMetadata:
+                target = .resource(try await followedResource(request, answer), scopes: nil)
+                attempt = ResourceRetry.Attempt(followsResourceMetadata: false)
+                credential = try await self.credential(for: target)
+            case .fail(let failure):
+                throw error(failure, response, data, answer)
+            }
+        }
     }
 
-    /// The resource a 401 points to (RFC 9728), when the configuration follows such pointers and
-    /// the resource's metadata names this issuer; `nil` when the 401 points nowhere or the
-    /// configuration does not follow.
+    /// The credential of `target`'s access token, valid for at least a minute.
+    private func credential(for target: TokenTarget) async throws -> AccessCredential {
+        switch target {
+        case .signIn:
+            return AccessCredential(try await validTokens(minimumValidity: 60))
+        case .resource(let resource, let scopes):
+            let token = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
+            return AccessCredential(token, key: cached?.dpopKey)
+        }
+    }
+
+    /// Makes the next ``credential(for:)`` of `target` another than the `refused` token: refreshes
+    /// the sign-in (unless its token changed meanwhile), or drops the resource's token. `false`
+    /// when nothing can give another (no refresh token, nor a grant to ask again).
+    private func renew(_ target: TokenTarget, refused: String) async throws -> Bool {
+        switch target {
+        case .signIn:
+            guard let current = try await current(), current.accessToken == refused else { return true }
+            // Without a refresh token (GitHub's non-expiring tokens) there is nothing to retry with,
+            // unless the set's grant can be asked for again (client credentials).
+            guard current.refreshToken != nil || current.renewableGrant != nil else { return false }
+            _ = try await refresh(replacing: current, minimumValidity: nil)
+        case .resource:
+            _ = try await discard(accessToken: refused)
+        }
+        return true
+    }
+
+    /// The resource a 401 points to (RFC 9728), when its metadata names this issuer.
     ///
     /// - Throws: ``AuthError`` when the metadata cannot be had or is refused, or names another issuer.
-    private func followedResource(_ request: HTTPRequest, _ response: HTTPResponse) async throws -> URL? {
+    private func followedResource(_ request: HTTPRequest, _ answer: ResourceAnswer) async throws -> URL {
         let configuration = client.provider.configuration
-        guard configuration.followsResourceMetadata, let url = request.url,
-            let header = response.headerFields[.wwwAuthenticate],
-            BearerChallenge(headerValue: header)?.parameters["resource_metadata"] != nil
-        else { return nil }
+        guard let url = request.url else { throw AuthError(.configurationInvalid, "the request has no URL") }
         let metadata = try await ProtectedResourceMetadata.discover(
-            for: url, response: response, transport: client.transport)
+            for: url, challenge: answer.challenge, transport: client.transport)
         func trimmed(_ url: URL) -> String {
             url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
         }
@@ -556,15 +579,27 @@ package actor TokenLifecycle {
         return metadata.resource
     }
 
-    /// Whether a 401 refuses the request's DPoP proof (RFC 9449 §7.1), not its token.
-    static func refusesProof(_ response: HTTPResponse) -> Bool {
-        guard let header = response.headerFields[.wwwAuthenticate] else { return false }
-        return BearerChallenge(headerValue: header, schemes: ["dpop"])?.refusesDPoPProof == true
+    /// The error a failed send ends with.
+    private func error(
+        _ failure: ResourceRetry.Failure, _ response: HTTPResponse, _ body: Data, _ answer: ResourceAnswer
+    ) -> AuthError {
+        switch failure {
+        case .tokenRefused:
+            return refusedToken(response, body, answer)
+        case .stepUp(let options):
+            return AuthError.stepUp(options, challenge: answer.challenge, status: Int(response.status.code))
+        case .scopeMissing:
+            return client.error(
+                for: AuthFailure(operation: .apiRequest, response: response, body: body, challenge: answer.challenge))
+        case .nonceMissing:
+            return DPoPNonces.missingNonce(operation: .apiRequest, status: Int(response.status.code))
+        }
     }
 
     /// A 401 as ``AuthError/Code/invalidToken``, in the provider's words when it has some.
-    private func refusedToken(_ response: HTTPResponse, _ body: Data) -> AuthError {
-        let error = client.error(for: AuthFailure(operation: .apiRequest, response: response, body: body))
+    private func refusedToken(_ response: HTTPResponse, _ body: Data, _ answer: ResourceAnswer) -> AuthError {
+        let error = client.error(
+            for: AuthFailure(operation: .apiRequest, response: response, body: body, challenge: answer.challenge))
         guard error.code != .invalidToken else { return error }
         return AuthError(
             .invalidToken,
@@ -575,16 +610,6 @@ package actor TokenLifecycle {
             oauthError: error.oauthError
         )
     }
-
-    /// A 403 whose challenge says `insufficient_scope` is an error; any other answer is the app's.
-    private func checkScope(_ response: HTTPResponse, _ body: Data) throws -> (HTTPResponse, Data) {
-        guard response.status.code == 403,
-            let header = response.headerFields[.wwwAuthenticate],
-            BearerChallenge(headerValue: header)?.error == "insufficient_scope"
-        else { return (response, body) }
-        throw client.error(for: AuthFailure(operation: .apiRequest, response: response, body: body))
-    }
-
 }
 
 /// Runs a store operation, on the caller's actor; a failure that is not an ``AuthError`` becomes
