@@ -52,16 +52,7 @@ extension Setting where Value == TokenStorage.Choice {
         "token_storage",
         help: "Where tokens are kept: auto (the OS keyring when one answers, else files), keyring, file or none"
             + " (memory only).",
-        valueName: "auto|keyring|file|none", group: .storage,
-        parse: SettingParser { text, setting throws(AuthError) in
-            guard let choice = TokenStorage.Choice(rawValue: text.lowercased()) else {
-                throw AuthError(
-                    .configurationInvalid, "unknown token storage '\(text)'",
-                    hint: "use one of: auto, keyring, file, none",
-                    field: setting.key)
-            }
-            return choice
-        })
+        valueName: "auto|keyring|file|none", group: .storage, parse: .named("token storage"))
 }
 
 extension Setting where Value == StandardTransport.Kind {
@@ -70,16 +61,21 @@ extension Setting where Value == StandardTransport.Kind {
         "http_transport",
         help: "The HTTP implementation: asynchttpclient (the default on Linux) or urlsession (the default on Apple"
             + " platforms).",
-        valueName: "asynchttpclient|urlsession", group: .transport,
-        parse: SettingParser { text, setting throws(AuthError) in
-            guard let kind = StandardTransport.Kind(rawValue: text.lowercased()) else {
+        valueName: "asynchttpclient|urlsession", group: .transport, parse: .named("HTTP transport"))
+}
+
+extension SettingParser where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+    /// One of the raw values, in any case; anything else is "unknown `what` 'TEXT'", naming them.
+    fileprivate static func named(_ what: String) -> Self {
+        SettingParser { text, setting throws(AuthError) in
+            guard let value = Value(rawValue: text.lowercased()) else {
                 throw AuthError(
-                    .configurationInvalid, "unknown HTTP transport '\(text)'",
-                    hint: "use asynchttpclient or urlsession",
-                    field: setting.key)
+                    .configurationInvalid, "unknown \(what) '\(text)'",
+                    hint: "use one of: " + Value.allCases.map(\.rawValue).joined(separator: ", "), field: setting.key)
             }
-            return kind
-        })
+            return value
+        }
+    }
 }
 
 /// The settings a command line knows besides each provider's own.
