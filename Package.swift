@@ -592,3 +592,11 @@ if Context.environment["NATIVEAUTH_WITHOUT_POSTGRES"] == "1" {
         return false
     }
 }
+
+// scripts/test.sh's sanitizer builds also set NATIVEAUTH_WITHOUT_EXECUTABLES=1: the sample CLIs and
+// the test helpers that run as processes are left out, and so are the suites that start them (they
+// ran above, unsanitized); every library module and every in-process test is still built and run
+// under both sanitizers.
+if Context.environment["NATIVEAUTH_WITHOUT_EXECUTABLES"] == "1" {
+    package.targets.removeAll { $0.type == .executable }
+}

@@ -168,10 +168,16 @@ NATIVEAUTH_STRESS_TESTS=1 logged_test timeout --kill-after=30 900 swift test --s
 # of both and added minutes to CI, for no library code the other suites do not already run sanitized.
 # The provider modules' sample-CLI suites are skipped for the same reason: their in-memory suites run
 # the same provider code sanitized.
+# The other suites that start the sample CLIs (or the crash test's writer) are skipped too, and the
+# executables are left out of the sanitizer builds altogether (NATIVEAUTH_WITHOUT_EXECUTABLES,
+# Package.swift): they would be linked twice more for no test that runs them.
 unsanitized='NativeAuthIntegrationTests|EntraCLITests|KeycloakCLITests|GitLabCLITests|Auth0CLITests|OktaCLITests'
+unsanitized+='|GitHubLoginCLITests|NativeAuthCLIWithGitHubTests|InitechLoginCLITests|CognitoLoginCLITests|DemoCLITests'
+unsanitized+='|KeyringCLITests|FileTokenStoreCrashTests|SandboxRefreshTests/fourProcessesShareOneRefresh'
+unsanitized+='|GoogleLoginTests/(everyCommandAtTraceLevelPrintsNoTokenAndNoSecret|googleLoginSignsInRefreshesAndRevokesAtLogout)'
 # NativeAuthPostgres and postgres-nio are left out of the sanitizer builds altogether (Package.swift):
 # its suite needs the real database and ran above.
-export NATIVEAUTH_WITHOUT_POSTGRES=1
+export NATIVEAUTH_WITHOUT_POSTGRES=1 NATIVEAUTH_WITHOUT_EXECUTABLES=1
 log "the test suite under ThreadSanitizer"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 # One known false positive is suppressed (scripts/lib/tsan-suppressions.txt says which and why).
@@ -186,7 +192,7 @@ log "the test suite under AddressSanitizer"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 logged_test timeout --kill-after=30 1200 \
     swift test --skip-build --sanitize=address --scratch-path .build-asan --skip "$unsanitized"
-unset NATIVEAUTH_WITHOUT_POSTGRES
+unset NATIVEAUTH_WITHOUT_POSTGRES NATIVEAUTH_WITHOUT_EXECUTABLES
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
 nativeauth="$(swift build --show-bin-path)/nativeauth-demo"

@@ -11,25 +11,37 @@ internal import NativeAuth
 /// ``AsyncHTTPClientTransport`` with the same settings (so they reuse its kept-alive connections).
 ///
 /// A client is leased: each transport that used it holds one lease, given back when the transport
-/// is released; the last lease given back shuts the client down (without blocking), so no client
-/// outlives its users and none is deinitialized running (AsyncHTTPClient traps on that in debug
-/// builds). A transport alive when the process exits keeps its client to the end: nothing to do.
-/// Idle connections close after a minute.
+/// is released. A client whose last lease is given back is shut down (without blocking) once it
+/// has had none for ``idleShutdown``, so that transports made one after another (an authenticator
+/// per request, an account after another) share it and its connections; none outlives its users
+/// by more, and none is deinitialized running (AsyncHTTPClient traps on that in debug builds). A
+/// client in use when the process exits is kept to the end: nothing to do.
 final class SharedHTTPClients: Sendable {
     /// This process's clients.
-    static let process = SharedHTTPClients()
+    static let process = SharedHTTPClients(idleShutdown: .seconds(3))
 
     struct Key: Hashable, Sendable {
         var proxy: ProxyServer?
         var tls: TLSSettings
     }
 
-    private let clients = NIOLockedValueBox<[Key: (client: HTTPClient, leases: Int)]>([:])
+    private struct Entry {
+        var client: HTTPClient
+        var leases: Int
+        /// Counts the times the leases fell to none: a shutdown scheduled then happens only if it
+        /// is still the last time.
+        var idleSince = 0
+    }
 
-    /// A lease on the client for requests through `proxy` (or none) with `tls`: the client, and
-    /// `leased` is true when this lease is new (the caller gives it back with ``release(_:)``).
+    /// How long a client without leases waits before it is shut down.
+    let idleShutdown: Duration
+    private let clients = NIOLockedValueBox<[Key: Entry]>([:])
+
+    init(idleShutdown: Duration) { self.idleShutdown = idleShutdown }
+
+    /// A client for requests through `key`'s proxy (or none) with its TLS settings, with a new
+    /// lease on it unless the caller `held` one already (it gives it back with ``release(_:)``).
     ///
-    /// - Parameter held: Whether the caller holds a lease on this key already.
     /// - Throws: `AuthError.Code.configurationInvalid` naming the file when a CA file, trust
     ///   store, client certificate or key cannot be read or used.
     func client(for key: Key, held: Bool) throws -> HTTPClient {
@@ -51,33 +63,46 @@ final class SharedHTTPClients: Sendable {
                 if !held { clients[key]?.leases += 1 }
                 return (entry.client, made)
             }
-            clients[key] = (made, 1)
+            clients[key] = Entry(client: made, leases: 1)
             return (made, nil)
         }
         unused?.shutdown { _ in }
         return client
     }
 
-    /// Gives back a lease on each of `keys`; a client whose last lease this was is shut down.
+    /// Gives back a lease on each of `keys`; a client left without leases is shut down after
+    /// ``idleShutdown``, unless a transport leased it again meanwhile.
     func release(_ keys: some Sequence<Key>) {
-        let finished = clients.withLockedValue { clients -> [HTTPClient] in
-            var finished: [HTTPClient] = []
+        let idle = clients.withLockedValue { clients -> [(Key, Int)] in
+            var idle: [(Key, Int)] = []
             for key in keys {
-                guard let entry = clients[key] else { continue }
-                if entry.leases > 1 {
-                    clients[key]?.leases -= 1
-                } else {
+                guard var entry = clients[key] else { continue }
+                entry.leases -= 1
+                if entry.leases == 0 {
+                    entry.idleSince += 1
+                    idle.append((key, entry.idleSince))
+                }
+                clients[key] = entry
+            }
+            return idle
+        }
+        guard !idle.isEmpty else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + idleShutdown.timeInterval) { [self] in
+            let finished = clients.withLockedValue { clients -> [HTTPClient] in
+                idle.compactMap { key, since in
+                    guard let entry = clients[key], entry.leases == 0, entry.idleSince == since else { return nil }
                     clients[key] = nil
-                    finished.append(entry.client)
+                    return entry.client
                 }
             }
-            return finished
+            for client in finished { client.shutdown { _ in } }
         }
-        for client in finished { client.shutdown { _ in } }
     }
 
-    /// Whether a client for `key` is running, and how many leases it has.
-    func leases(of key: Key) -> Int { clients.withLockedValue { $0[key]?.leases ?? 0 } }
+    /// How many leases `key`'s client has, and whether it runs.
+    func state(of key: Key) -> (leases: Int, running: Bool) {
+        clients.withLockedValue { ($0[key]?.leases ?? 0, $0[key] != nil) }
+    }
 
     private static func configuration(proxy: ProxyServer?, tls: TLSSettings) throws -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(

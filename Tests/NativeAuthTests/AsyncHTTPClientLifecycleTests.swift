@@ -59,17 +59,30 @@ import Testing
         let directory = try TemporaryDirectory()
         let tls = TLSSettings(trustStore: directory.path)
         let key = SharedHTTPClients.Key(proxy: nil, tls: tls)
+        let clients = SharedHTTPClients.process
         var first: AsyncHTTPClientTransport? = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
         var second: AsyncHTTPClientTransport? = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
-        #expect(SharedHTTPClients.process.leases(of: key) == 0, "no request yet: no client, no event loop")
+        #expect(clients.state(of: key) == (0, false), "no request yet: no client, no event loop")
         _ = try await #require(first).send(get(server.url("/a")), body: nil)
         _ = try await #require(first).send(get(server.url("/b")), body: nil)
         _ = try await #require(second).send(get(server.url("/c")), body: nil)
-        #expect(SharedHTTPClients.process.leases(of: key) == 2, "one client, a lease for each transport")
+        #expect(clients.state(of: key) == (2, true), "one client, a lease for each transport")
         first = nil
-        #expect(SharedHTTPClients.process.leases(of: key) == 1)
+        #expect(clients.state(of: key) == (1, true))
         second = nil
-        #expect(SharedHTTPClients.process.leases(of: key) == 0, "the last transport released shuts it down")
+        #expect(clients.state(of: key) == (0, true), "kept a moment for the next transport")
+
+        // A transport made meanwhile gets the same client, and its release starts the wait again.
+        var third: AsyncHTTPClientTransport? = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
+        _ = try await #require(third).send(get(server.url("/d")), body: nil)
+        #expect(clients.state(of: key) == (1, true))
+        third = nil
+        _ = third
+        let deadline = ContinuousClock.now + clients.idleShutdown + .seconds(10)
+        while clients.state(of: key).running, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(clients.state(of: key) == (0, false), "shut down once it had no lease for a while")
         await server.stop()
     }
 }

@@ -310,9 +310,10 @@ def main():
     r.add(
         "## CLI",
         "",
-        "Release builds, each run a new process. *Before* is 0a4f09a, the last commit before the settings, the",
-        "transports and the presenters left the core (the issue's figures for `oidc-login`, measured the same way;",
-        "BENCHMARKS.md's for `github-login`).",
+        "Release builds, each run a new process; peak RSS is the process's own `VmHWM` (NOTES.md says why not",
+        "`ru_maxrss`). *Before* is 0a4f09a, the last commit before the settings, the transports and the presenters",
+        "left the core: the issue's figures for `oidc-login`; BENCHMARKS.md's for `github-login`, whose peak RSS",
+        "was then read from `ru_maxrss` and was this benchmark process's own, not the CLI's.",
         "",
     )
     github = size(os.path.join(arguments.bin, "github-login"))

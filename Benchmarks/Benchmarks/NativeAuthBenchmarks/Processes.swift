@@ -38,18 +38,44 @@ func spawn(
 }
 
 /// Waits for `pid` (blocking) and returns its status and peak memory.
+///
+/// On Linux the peak is the child's own `VmHWM`, read from `/proc/PID/status` while it runs (the
+/// last reading before it exits; the high-water mark only grows): `ru_maxrss` is no good for a
+/// child started with `posix_spawn`, which glibc starts with `vfork`, so that the child's
+/// `ru_maxrss` begins at this process's own peak (`exec` keeps the high-water mark of the memory
+/// it replaces). Elsewhere, `ru_maxrss`.
 func wait(for pid: pid_t) throws -> ChildResult {
     var status: Int32 = 0
     var usage = rusage()
-    while wait4(pid, &status, 0, &usage) == -1 {
-        guard errno == EINTR else { throw BenchmarkFailure("wait4: \(String(cString: strerror(errno)))") }
-    }
-    // Linux reports kilobytes, macOS bytes.
     #if os(Linux)
-        let peak = Int(usage.ru_maxrss) * 1024
+        var peakKiB = 0
+        while true {
+            let reaped = wait4(pid, &status, WNOHANG, &usage)
+            if reaped == pid { break }
+            guard reaped == 0 || errno == EINTR else {
+                throw BenchmarkFailure("wait4: \(String(cString: strerror(errno)))")
+            }
+            if let hwm = highWaterMarkKiB(of: pid) { peakKiB = max(peakKiB, hwm) }
+            usleep(500)
+        }
+        let peak = peakKiB * 1024
     #else
-        let peak = Int(usage.ru_maxrss)
+        while wait4(pid, &status, 0, &usage) == -1 {
+            guard errno == EINTR else { throw BenchmarkFailure("wait4: \(String(cString: strerror(errno)))") }
+        }
+        let peak = Int(usage.ru_maxrss)  // bytes on macOS
     #endif
     let exited = (status & 0x7f) == 0
     return ChildResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakResidentBytes: peak)
 }
+
+#if os(Linux)
+    /// The `VmHWM` of a running process, in KiB; `nil` once it has exited (a zombie has no memory).
+    private func highWaterMarkKiB(of pid: pid_t) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "")
+        }
+        return nil
+    }
+#endif
