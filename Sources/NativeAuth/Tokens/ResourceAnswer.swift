@@ -1,4 +1,4 @@
-package import Foundation
+internal import Foundation
 package import HTTPTypes
 
 /// An API's answer to a request sent with an access token, read once: its `WWW-Authenticate`
