@@ -56,7 +56,7 @@ public enum StandardTransport {
         switch kind {
         case .asyncHTTPClient:
             let transport = AsyncHTTPClientTransport(configuration: .init(tls: tls), logger: logger)
-            logger.debug(
+            logger.trace(
                 "HTTP transport",
                 metadata: [
                     "transport": "AsyncHTTPClient",
@@ -75,7 +75,7 @@ public enum StandardTransport {
                         "the URLSession transport cannot use a CA file or a client certificate",
                         hint: "use the asynchttpclient `http_transport`", field: "http_transport")
                 }
-                logger.debug("HTTP transport", metadata: ["transport": "URLSession"])
+                logger.trace("HTTP transport", metadata: ["transport": "URLSession"])
                 return URLSessionTransport(logger: logger)
             #else
                 throw AuthError(

@@ -114,6 +114,7 @@ public final class URLSessionTransport: HTTPTransport {
         logger.debug(
             "HTTP exchange",
             metadata: [
+                "transport": "URLSession",
                 "method": "\(request.method.rawValue)",
                 "host": "\(host)",
                 "path": "\(url.path)",
