@@ -1,6 +1,8 @@
 import Foundation
+import HTTPTypes
 import LenientJSON
 @_spi(Provider) import NativeAuth
+import NativeAuthTesting
 import TestSupport
 import Testing
 
@@ -78,6 +80,36 @@ import Testing
         }
         #expect(refused?.field == "account")
         await sandbox.stop()
+    }
+
+    /// The account's name comes from the claims of an ID token that was verified, never from a
+    /// token read again: an unverified ID token beside client credentials names nobody.
+    @Test func anIDTokenBesideClientCredentialsNamesNoAccount() async throws {
+        let issuer = try #require(URL(string: "https://issuer.test"))
+        let unsigned =
+            [#"{"alg":"none"}"#, #"{"iss":"https://issuer.test","sub":"mallory","preferred_username":"mallory"}"#]
+            .map { Base64URL.encode(Data($0.utf8)) }.joined(separator: ".") + "."
+        let transport = FakeTransport { request, _ in
+            let json: String
+            switch request.path {
+            case "/.well-known/openid-configuration":
+                json =
+                    #"{"issuer":"https://issuer.test","authorization_endpoint":"https://issuer.test/authorize","token_endpoint":"https://issuer.test/token","jwks_uri":"https://issuer.test/jwks","response_types_supported":["code"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["RS256"]}"#
+            case "/token":
+                json = #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(unsigned)"}"#
+            default:
+                return (HTTPResponse(status: .notFound), Data())
+            }
+            return (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), Data(json.utf8))
+        }
+        let provider = try GenericOIDCProvider(
+            configuration: ProviderConfiguration(
+                issuer: issuer, clientID: "service", clientSecret: "service-secret-0123456789", scopes: ["api"]))
+        let accounts = Accounts(
+            Authenticator(provider: provider, store: MemoryTokenStore(), transport: transport),
+            active: MemoryActiveAccountStore())
+        let signIn = try await accounts.loginWithClientCredentials()
+        #expect(signIn.account == "service", "the client id, not the unverified token's preferred_username")
     }
 
     /// A sign-in from before accounts (the account "default") is replaced by the same person's

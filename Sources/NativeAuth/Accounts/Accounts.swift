@@ -163,8 +163,8 @@ public struct Accounts: Sendable {
         options: LoginOptions = LoginOptions()
     ) async throws -> SignIn {
         if let name { try Self.validate(name: name) }
-        let tokens = try await authenticator.signIn(presenter: presenter, scopes: scopes, options: options)
-        return try await keep(tokens, name: name)
+        return try await keep(
+            try await authenticator.signIn(presenter: presenter, scopes: scopes, options: options), name: name)
     }
 
     /// Signs in with the device authorization grant (see ``Authenticator/loginWithDevice(display:scopes:)``)
@@ -175,16 +175,14 @@ public struct Accounts: Sendable {
         name: String? = nil
     ) async throws -> SignIn {
         if let name { try Self.validate(name: name) }
-        let tokens = try await authenticator.signInWithDevice(display: display, scopes: scopes)
-        return try await keep(tokens, name: name)
+        return try await keep(try await authenticator.signInWithDevice(display: display, scopes: scopes), name: name)
     }
 
     /// Gets tokens for the client itself (see ``Authenticator/loginWithClientCredentials(scopes:)``)
     /// and keeps them as ``login(presenter:scopes:name:options:)`` does: under `name`, by default the client id.
     public func loginWithClientCredentials(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
         if let name { try Self.validate(name: name) }
-        let tokens = try await authenticator.signInWithClientCredentials(scopes: scopes)
-        return try await keep(tokens, name: name)
+        return try await keep(try await authenticator.signInWithClientCredentials(scopes: scopes), name: name)
     }
 
     /// Gets tokens with the configuration's workload grant (see
@@ -192,12 +190,11 @@ public struct Accounts: Sendable {
     /// does: under `name`, by default the client id.
     public func loginAsWorkload(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
         if let name { try Self.validate(name: name) }
-        let tokens = try await authenticator.signInAsWorkload(scopes: scopes)
-        return try await keep(tokens, name: name)
+        return try await keep(try await authenticator.signInAsWorkload(scopes: scopes), name: name)
     }
 
-    private func keep(_ tokens: TokenSet, name: String?) async throws -> SignIn {
-        let (tokens, suggested) = try await authenticator.identified(tokens)
+    private func keep(_ signIn: NewSignIn, name: String?) async throws -> SignIn {
+        let (tokens, suggested) = try await authenticator.identified(signIn)
         var account = name ?? suggested ?? TokenKey.defaultAccount
         if (try? Self.validate(name: account)) == nil { account = tokens.subject ?? TokenKey.defaultAccount }
         try Self.validate(name: account)
@@ -205,7 +202,7 @@ public struct Accounts: Sendable {
         // one signed in while none is active, becomes active. The choice is written down, so that
         // a later sign-in of a second account does not leave two candidates.
         var active = try await active() ?? account
-        let kept = try await authenticator.forAccount(account).keep(tokens, "signed in")
+        let kept = try await authenticator.forAccount(account).adopt(tokens, "signed in")
         // The same person's sign-in from before accounts had names ("default") is this one's older
         // copy: it goes, and this account takes its place.
         if account != TokenKey.defaultAccount, let subject = kept.subject {

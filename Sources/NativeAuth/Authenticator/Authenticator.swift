@@ -124,14 +124,14 @@ public final class Authenticator: Sendable {
 
     /// The tokens of a sign-in through `presenter`, not stored yet.
     func signIn(presenter: any UserAgentPresenter, scopes: [String]?, options: LoginOptions = LoginOptions())
-        async throws -> TokenSet
+        async throws -> NewSignIn
     {
         try await CodeFlow(client: client).signIn(
             presenter: presenter, scopes: scopes ?? provider.configuration.scopes, options: options)
     }
 
     /// The tokens of a device sign-in, not stored yet.
-    func signInWithDevice(display: any DeviceCodeDisplay, scopes: [String]?) async throws -> TokenSet {
+    func signInWithDevice(display: any DeviceCodeDisplay, scopes: [String]?) async throws -> NewSignIn {
         try await DeviceFlow(client: client).signIn(display: display, scopes: scopes ?? provider.configuration.scopes)
     }
 
@@ -200,7 +200,7 @@ public final class Authenticator: Sendable {
     }
 
     /// The tokens of the configuration's workload grant (client credentials without one), not stored yet.
-    func signInAsWorkload(scopes: [String]?) async throws -> TokenSet {
+    func signInAsWorkload(scopes: [String]?) async throws -> NewSignIn {
         guard let workload = provider.configuration.workload else {
             return try await signInWithClientCredentials(scopes: scopes)
         }
@@ -210,7 +210,7 @@ public final class Authenticator: Sendable {
     }
 
     /// The tokens of a client credentials grant, not stored yet.
-    func signInWithClientCredentials(scopes: [String]?) async throws -> TokenSet {
+    func signInWithClientCredentials(scopes: [String]?) async throws -> NewSignIn {
         try await signInAsClient(scopes: scopes, kind: .clientCredentials) { .clientCredentials(scopes: $0) }
     }
 
@@ -218,7 +218,7 @@ public final class Authenticator: Sendable {
     /// as subject and name, marked renewable by `kind`.
     private func signInAsClient(
         scopes: [String]?, kind: Grant.Kind, grant: ([String]) async throws -> Grant
-    ) async throws -> TokenSet {
+    ) async throws -> NewSignIn {
         let scopes = scopes ?? provider.configuration.scopes.filter { $0 != "openid" }
         let metadata = try await client.metadata()
         var tokens = try await client.tokens(
@@ -228,34 +228,31 @@ public final class Authenticator: Sendable {
         tokens.renewableGrant = kind
         tokens.subject = provider.configuration.clientID
         tokens.displayName = provider.configuration.clientID
-        return tokens
+        return NewSignIn(tokens)
     }
 
     /// Stores the tokens of a new sign-in (``identified(_:)`` first), and notes who signed in.
-    func keep(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
-        let tokens = try await identified(tokens).tokens
+    func keep(_ signIn: NewSignIn, _ message: Logger.Message) async throws -> TokenSet {
+        try await adopt(try await identified(signIn).tokens, message)
+    }
+
+    /// Stores the tokens of a new sign-in, identified already, and notes who signed in.
+    func adopt(_ tokens: TokenSet, _ message: Logger.Message) async throws -> TokenSet {
         try await lifecycle.adopt(tokens)
         client.logger.info(message, metadata: ["subject": "\(TerminalText.sanitized(tokens.subject ?? "unknown"))"])
         return tokens
     }
 
     /// The tokens of a new sign-in with the endpoints they were issued for, and who signed in: the
-    /// validated ID token's `preferred_username`, `email` or `sub`; without an ID token (GitHub),
+    /// verified ID token's `preferred_username`, `email` or `sub`; without an ID token (GitHub),
     /// the same claims of the userinfo answer, whose `sub` and name then become the tokens'
     /// subject and display name. `nil` as the name when nothing says who it is (no ID token, and
     /// no userinfo, or a userinfo request that failed: the sign-in still counts).
-    func identified(_ tokens: TokenSet) async throws -> (tokens: TokenSet, name: String?) {
-        var tokens = tokens
+    func identified(_ signIn: NewSignIn) async throws -> (tokens: TokenSet, name: String?) {
+        var tokens = signIn.tokens
         let metadata = try await client.metadata()
         tokens.endpoints = TokenSet.endpoints(of: metadata)
-        if let idToken = tokens.idToken, tokens.subject != nil,
-            let claims = JOSEParsing.parts(ofCompactJWS: idToken)?.claims
-        {
-            let name = ["preferred_username", "email", "sub"].lazy.compactMap { key in
-                (try? claims.string(key)).flatMap { $0?.isEmpty == false ? $0 : nil }
-            }.first
-            return (tokens, name ?? tokens.subject)
-        }
+        if let claims = signIn.claims { return (tokens, claims.accountName ?? tokens.subject) }
         guard tokens.subject == nil, let endpoint = metadata.userInfoEndpoint else { return (tokens, tokens.subject) }
         var request = HTTPRequest(method: .get, url: endpoint)
         request.headerFields[.accept] = "application/json"

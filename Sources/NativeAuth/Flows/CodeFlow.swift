@@ -23,7 +23,7 @@ package struct CodeFlow: Sendable {
     ///   - scopes: The scopes to ask for.
     /// - Returns: The new tokens.
     package func signIn(presenter: any UserAgentPresenter, scopes: [String], options: LoginOptions = LoginOptions())
-        async throws -> TokenSet
+        async throws -> NewSignIn
     {
         let provider = client.provider
         try client.requireClientID()
@@ -98,7 +98,7 @@ package struct CodeFlow: Sendable {
                 operation: .tokenExchange
             )
         }
-        return try await IDTokenValidator.validated(
+        let (verified, claims) = try await IDTokenValidator.verified(
             tokens,
             metadata: metadata,
             client: client,
@@ -106,6 +106,7 @@ package struct CodeFlow: Sendable {
             maxAge: extraParameters.first(named: "max_age").flatMap { Int($0) },
             acrValues: options.acrValues
         )
+        return NewSignIn(verified, claims: claims)
     }
 
     /// Where to push the authorization request (RFC 9126), or `nil` to send it in the URL.

@@ -26,7 +26,7 @@ package struct DeviceFlow: Sendable {
     }
 
     /// Runs the sign-in: asks for a code, shows it through `display`, and polls.
-    package func signIn(display: any DeviceCodeDisplay, scopes: [String]) async throws -> TokenSet {
+    package func signIn(display: any DeviceCodeDisplay, scopes: [String]) async throws -> NewSignIn {
         let metadata = try await client.metadata()
         guard let endpoint = metadata.deviceAuthorizationEndpoint else {
             throw AuthError(
@@ -45,7 +45,9 @@ package struct DeviceFlow: Sendable {
         )
         await display.show(authorization)
         let tokens = try await poll(authorization, metadata: metadata, scopes: scopes, dpop: dpop)
-        return try await IDTokenValidator.validated(tokens, metadata: metadata, client: client, nonce: nil)
+        let (verified, claims) = try await IDTokenValidator.verified(
+            tokens, metadata: metadata, client: client, nonce: nil)
+        return NewSignIn(verified, claims: claims)
     }
 
     private func poll(

@@ -15,4 +15,24 @@ package struct IDTokenClaims: Sendable, Equatable {
         }
         return nil
     }
+
+    /// The name of the account a sign-in is kept under: `preferred_username`, `email`, then `sub`.
+    package var accountName: String? {
+        for key in ["preferred_username", "email", "sub"] {
+            if let value = try? claims.string(key), !value.isEmpty { return value }
+        }
+        return nil
+    }
+}
+
+/// The tokens of a new sign-in, before they are kept, with the claims of its ID token when one
+/// was verified: who signed in is read from them, never from the token again.
+package struct NewSignIn: Sendable {
+    package var tokens: TokenSet
+    package var claims: IDTokenClaims?
+
+    package init(_ tokens: TokenSet, claims: IDTokenClaims? = nil) {
+        self.tokens = tokens
+        self.claims = claims
+    }
 }

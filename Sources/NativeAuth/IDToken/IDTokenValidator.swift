@@ -40,7 +40,24 @@ struct IDTokenValidator {
         acrValues: [String] = [],
         previousSubject: String? = nil
     ) async throws(AuthError) -> TokenSet {
-        guard let idToken = tokens.idToken else { return tokens }
+        try await verified(
+            tokens, metadata: metadata, client: client, nonce: nonce, maxAge: maxAge, acrValues: acrValues,
+            previousSubject: previousSubject
+        ).tokens
+    }
+
+    /// ``validated(_:metadata:client:nonce:maxAge:acrValues:previousSubject:)``, with the claims of
+    /// the ID token it verified (`nil` without one).
+    static func verified(
+        _ tokens: TokenSet,
+        metadata: ProviderMetadata,
+        client: ExchangeClient,
+        nonce: String?,
+        maxAge: Int? = nil,
+        acrValues: [String] = [],
+        previousSubject: String? = nil
+    ) async throws(AuthError) -> (tokens: TokenSet, claims: IDTokenClaims?) {
+        guard let idToken = tokens.idToken else { return (tokens, nil) }
         let provider = client.provider
         let configuration = provider.configuration
         var expectations = IDTokenExpectations(
@@ -66,7 +83,7 @@ struct IDTokenValidator {
             var validated = tokens
             validated.subject = claims.subject
             validated.displayName = claims.displayName
-            return validated
+            return (validated, claims)
         } catch {
             client.logger.warning("ID token refused", metadata: ["reason": "\(error.message)"])
             throw error
