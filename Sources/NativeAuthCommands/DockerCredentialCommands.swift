@@ -1,7 +1,7 @@
 public import ArgumentParser
 internal import Foundation
 internal import LenientJSON
-internal import NativeAuth
+@_spi(Provider) internal import NativeAuth
 
 /// Docker's credential-helper protocol (docker/docker-credential-helpers): the action as the
 /// argument, the request on standard input, the answer as JSON on standard output.
@@ -21,6 +21,12 @@ enum DockerCredentialProtocol {
             throw AuthError(
                 .configurationInvalid, "the request is not a registry's server URL",
                 hint: "Docker writes the registry's URL on standard input, such as registry.example.com")
+        }
+        let scheme = address.components.scheme?.lowercased()
+        guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: address.name)) else {
+            throw AuthError(
+                .configurationInvalid,
+                "\(trimmed): tokens are only given to registries over HTTPS (http:// only on loopback)")
         }
         return address.host
     }

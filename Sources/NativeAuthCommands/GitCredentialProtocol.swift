@@ -41,14 +41,20 @@ struct GitCredentialRequest: Equatable, Sendable {
             throw invalid("git sent more than \(inputLimit / 1024) KiB; a credential request is a few lines")
         }
         guard !data.contains(0) else { throw invalid("git sent a NUL byte") }
-        guard let text = String(data: data, encoding: .utf8) else { throw invalid("git sent text that is not UTF-8") }
         var request = GitCredentialRequest()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
-            if line.isEmpty { break }  // the end of the request
-            guard line.utf8.count <= lineLimit else {
+        // Lines are split on the byte: as Characters, "\r\n" is one grapheme, not "\r" then "\n".
+        for (index, rawLine) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .enumerated()
+        {
+            let bytes = rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine
+            if bytes.isEmpty { break }  // the end of the request
+            guard bytes.count <= lineLimit else {
                 throw invalid("line \(index + 1) is longer than \(lineLimit / 1024) KiB")
             }
+            guard let text = String(data: Data(bytes), encoding: .utf8) else {
+                throw invalid("git sent text that is not UTF-8")
+            }
+            let line = Substring(text)
             guard let equals = line.firstIndex(of: "="), equals != line.startIndex else {
                 throw invalid("line \(index + 1) is not key=value")
             }
@@ -72,7 +78,7 @@ struct GitCredentialRequest: Equatable, Sendable {
     /// `url=…` sets the protocol, host, path, username and password it holds (git-credential(1)).
     private mutating func take(url text: String) throws(AuthError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme,
-            let host = components.host, !host.isEmpty
+            let host = components.percentEncodedHost?.lowercased(), !host.isEmpty
         else { throw Self.invalid("the url attribute is not a URL") }
         attributes["protocol"] = scheme.lowercased()
         attributes["host"] = host + (components.port.map { ":\($0)" } ?? "")
@@ -152,6 +158,10 @@ enum GitCredentialAnswer {
 }
 
 /// A host as git and Docker name one: `HOST[:PORT]`, or a URL (`https://` when no scheme is given).
+///
+/// The host is read as written, never percent-decoded (`%0a` would be a new line in the helper
+/// scripts these names go into, `%2f` a path): a DNS name (ASCII letters, digits, `-`, `_`, `.`;
+/// an internationalised name in its `xn--` form), an IPv4 address, or an IPv6 address in brackets.
 struct HostAddress {
     /// The parts of the URL.
     var components: URLComponents
@@ -160,12 +170,47 @@ struct HostAddress {
     /// The host name in lower case, with `:PORT` when given.
     var host: String { name + (components.port.map { ":\($0)" } ?? "") }
 
-    /// `nil` when `text` names no host.
+    /// `nil` when `text` names no host, or a host in another form than those above.
     init?(_ text: String) {
-        guard let components = URLComponents(string: text.contains("://") ? text : "https://" + text),
-            let name = components.host?.lowercased(), !name.isEmpty
-        else { return nil }
+        let url = text.contains("://") ? text : "https://" + text
+        guard let components = URLComponents(string: url), let name = Self.hostName(in: url) else { return nil }
         self.components = components
         self.name = name
+    }
+
+    /// The host of a URL's authority as written, in lower case, when it has one of the forms above.
+    static func hostName(in url: String) -> String? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        let authority = rest.prefix { !"/?#".contains($0) }
+        guard !authority.contains("@") else { return nil }
+        var host = Substring(authority)
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...close]
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || Self.isPort(after.dropFirst()) && after.hasPrefix(":") else { return nil }
+            let inside = host.dropFirst().dropLast()
+            guard inside.contains(":"), inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+                return nil
+            }
+            return host.lowercased()
+        }
+        if let colon = authority.lastIndex(of: ":") {
+            guard Self.isPort(authority[authority.index(after: colon)...]) else { return nil }
+            host = authority[..<colon]
+        }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard !host.isEmpty, host.count <= 253,
+            labels.allSatisfy({ label in
+                !label.isEmpty && label.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                    && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+            })
+        else { return nil }
+        return host.lowercased()
+    }
+
+    private static func isPort(_ text: Substring) -> Bool {
+        !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isNumber }
     }
 }

@@ -355,6 +355,14 @@ import Testing
         #expect(viaDocker.stdout.contains("\"Username\":\"oauth2accesstoken\""))
         let again = try await run(cli, setupArguments + setup.connection, environment: setup.environment)
         #expect(again.stdout.contains("nothing changed"), "\(again.stdout)")
+        // A registry is never percent-decoded into the script: `%0a` was a shell line of its own.
+        let injected = try await run(
+            cli,
+            ["setup-docker", "--registry", "evil.example.test%0atouch%20pwned", "--bin-dir", bin] + setup.connection,
+            environment: setup.environment)
+        #expect(injected.status != 0 && injected.stderr.contains("not a registry"), "\(injected.stderr)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: bin)
+        #expect(written == ["docker-credential-" + name], "\(written)")
         await setup.sandbox.stop()
     }
 }

@@ -41,6 +41,15 @@ import Testing
         #expect(url.attributes["path"] == "owner/repo.git")
         let reset = try GitCredentialRequest.parse(Data("wwwauth[]=Basic\nwwwauth[]=\nfuture=1\n".utf8))
         #expect(reset.wwwauth.isEmpty && reset.unknownKeys == ["future"])
+
+        // CRLF lines are lines (in Swift "\r\n" is one Character, so splitting Characters on "\n" failed).
+        let crlf = try GitCredentialRequest.parse(
+            Data("protocol=https\r\nhost=git.example.test\r\nusername=oauth2\r\n\r\nhost=ignored\r\n".utf8))
+        #expect(crlf.protocol == "https" && crlf.host == "git.example.test" && crlf.username == "oauth2")
+        // A URL's host is never percent-decoded into a host line.
+        let encoded = try GitCredentialRequest.parse(Data("url=https://git.example.test%0aevil/\n".utf8))
+        #expect(encoded.host == "git.example.test%0aevil")
+        #expect(try !GitTarget("git.example.test").matches(encoded))
     }
 
     /// A malformed request, named by what is wrong with it (the 1 MiB line stays out of the log).
@@ -167,6 +176,21 @@ import Testing
                 == "registry.example.test:5000")
         #expect(try DockerCredentialProtocol.registry("registry.example.test") == "registry.example.test")
         #expect(throws: AuthError.self) { try DockerCredentialProtocol.registry("two words") }
+        #expect(try DockerCredentialProtocol.registry("[::1]:5000") == "[::1]:5000")
+        #expect(try DockerCredentialProtocol.registry("http://127.0.0.1:5000") == "127.0.0.1:5000")
+        let cleartext = #expect(throws: AuthError.self) {
+            try DockerCredentialProtocol.registry("http://registry.example.test:5000")
+        }
+        #expect(cleartext?.message.contains("HTTPS") == true)
+        #expect(try DockerCredentialProtocol.registry("xn--bcher-kva.example") == "xn--bcher-kva.example")
+        // Never percent-decoded: `%0a` was a new line in the helper script setup-docker writes, `%2f` a path.
+        for refused in [
+            "registry.example.test%0atouch /tmp/pwned", "registry.example.test%0a", "a%2fb.example", "user@host",
+            "registry.example.test:port", "[::1", "-bad.example", "bücher.example",
+        ] {
+            #expect(throws: AuthError.self, "\(refused)") { try DockerCredentialProtocol.registry(refused) }
+            #expect(throws: AuthError.self, "\(refused)") { try GitTarget(refused) }
+        }
         #expect(
             try DockerCredentialProtocol.serverURL(Data(" registry.example.test\n".utf8)) == "registry.example.test")
         #expect(throws: AuthError.self) { try DockerCredentialProtocol.serverURL(Data("a\nb".utf8)) }
