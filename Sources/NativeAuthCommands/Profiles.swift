@@ -29,7 +29,7 @@ struct Profiles {
 
     /// Reads the file; a missing file holds no profiles.
     static func load(path: String) throws(AuthError) -> Profiles {
-        guard FileManager.default.fileExists(atPath: path) else { return Profiles(path: path, profiles: [:]) }
+        guard SecretFile.exists(path) else { return Profiles(path: path, profiles: [:]) }
         // Refuses a file that holds a client secret (in any profile) when others can read it.
         let object = try ProviderConfiguration.load(contentsOf: path)
         guard let profiles = try? object.object("profiles") ?? JSONObject() else {
@@ -100,14 +100,15 @@ struct DirectoryChoice {
         var current = URL(fileURLWithPath: directory).standardizedFileURL.path
         while true {
             let path = (current == "/" ? "" : current) + "/" + fileName
-            if FileManager.default.fileExists(atPath: path) { return try read(path) }
+            if SecretFile.exists(path) { return try read(path) }
             if current == "/" || current.isEmpty { return nil }
             current = (current as NSString).deletingLastPathComponent
         }
     }
 
     static func read(_ path: String) throws(AuthError) -> DirectoryChoice {
-        let file = try SecretFile(path, what: "directory choice file", maxBytes: 64 << 10)
+        // Trusted as a configuration file: it picks which of the person's accounts a helper uses.
+        let file = try SecretFile(path, what: "directory choice file", maxBytes: 64 << 10, trusted: true)
         let object: JSONObject
         do {
             guard let parsed = try JSONValue.parse(file.contents).objectValue else {

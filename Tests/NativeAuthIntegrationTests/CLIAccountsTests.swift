@@ -162,6 +162,19 @@ import Testing
             toFile: choice, atomically: true, encoding: .utf8)
         let refused = try await run(cli, ["token"] + setup.connection, environment: setup.environment, in: project)
         #expect(refused.status == 1 && refused.stderr.contains("may name only"), "\(refused.stderr)")
+
+        // Only a file the person could have written picks the account (review L3): another user's
+        // is refused (it would pick which account a helper uses there), and a FIFO no longer blocks.
+        try #"{"account": "bob"}"#.write(toFile: choice, atomically: true, encoding: .utf8)
+        if getuid() == 0 {
+            #expect(chown(choice, 65534, 65534) == 0)
+            let foreign = try await run(
+                cli, ["status"] + setup.connection, environment: setup.environment, in: project)
+            #expect(foreign.status == 1 && foreign.stderr.contains("belongs to another user"), "\(foreign.stderr)")
+        }
+        #expect(unlink(choice) == 0 && mkfifo(choice, 0o600) == 0)
+        let fifo = try await run(cli, ["status"] + setup.connection, environment: setup.environment, in: project)
+        #expect(fifo.status == 1 && fifo.stderr.contains("not a regular file"), "\(fifo.stderr)")
         await setup.sandbox.stop()
     }
 

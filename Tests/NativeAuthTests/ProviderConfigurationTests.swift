@@ -90,6 +90,45 @@ import Testing
         #expect(missing?.code == .configurationInvalid)
     }
 
+    /// A configuration file may name a command to run (`subject_token_command`): as OpenSSH does
+    /// with `~/.ssh/config`, only a regular file the user could have written is read (review L3).
+    @Test func aConfigurationFileOthersCouldHaveWrittenIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/config.json"
+        try #"{"client_id": "c", "subject_token_command": "touch /tmp/owned"}"#.write(
+            toFile: path, atomically: true, encoding: .utf8)
+        #expect(chmod(path, 0o644) == 0)
+        #expect(try ProviderConfiguration.load(contentsOf: path)["client_id"] == "c", "readable by others is fine")
+
+        #expect(chmod(path, 0o666) == 0)
+        let writable = #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: path) }
+        #expect(writable?.message.contains("can be changed by other users") == true, "\(String(describing: writable))")
+        #expect(writable?.hint == "run: chmod go-w '\(path)'")
+        #expect(chmod(path, 0o620) == 0)
+        #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: path) }
+        #expect(chmod(path, 0o644) == 0)
+
+        if getuid() == 0 {  // a second uid owns it (CI runs as root)
+            #expect(chown(path, 65534, 65534) == 0)
+            let foreign = #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: path) }
+            #expect(foreign?.message.contains("belongs to another user (uid 65534)") == true)
+            #expect(chown(path, 0, 0) == 0)
+        }
+
+        let link = directory.path + "/link.json"
+        #expect(symlink(path, link) == 0)
+        let linked = #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: link) }
+        #expect(linked?.message.contains("symbolic link") == true)
+
+        // A FIFO is refused at once: opening it does not wait for a writer.
+        let fifo = directory.path + "/fifo.json"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let pipe = #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: fifo) }
+        #expect(pipe?.message.contains("not a regular file") == true)
+        let folder = #expect(throws: AuthError.self) { try ProviderConfiguration.load(contentsOf: directory.path) }
+        #expect(folder?.message.contains("not a regular file") == true)
+    }
+
     @Test func theRegistryBuildsRegisteredProvidersAndNamesTheOthers() throws {
         struct AcmeProvider: AuthProvider {
             static let id = "acme"

@@ -282,11 +282,16 @@ public struct ProviderConfiguration: Sendable {
 
     /// Reads a JSON configuration file.
     ///
+    /// The file must be one only the user could have written, as OpenSSH asks of `~/.ssh/config`
+    /// (a configuration may name a command to run): a regular file (not a symbolic link, not a
+    /// FIFO), owned by the user or root, that neither group nor others may change.
+    ///
     /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming the file and, for a
-    ///   parse error, the line and column; never quoting a secret from it; for a file holding a
-    ///   `client_secret` (at any depth) that other users can read or change.
+    ///   parse error, the line and column; never quoting a secret from it; for a file that is not
+    ///   such a file (with the `chmod` or `chown` that fixes it); for a file holding a
+    ///   `client_secret` (at any depth) that other users can read.
     public static func load(contentsOf path: String) throws(AuthError) -> JSONObject {
-        let file = try SecretFile(path, what: "configuration file")
+        let file = try SecretFile(path, what: "configuration file", trusted: true)
         do {
             guard
                 let object = try JSONValue.parse(file.contents, options: JSONParseOptions(maxBytes: 1 << 20))
