@@ -130,6 +130,62 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A wrapper script whose child keeps standard output open held the renewal (and the store's
+    /// lock) for as long as that child lived (review L2): the whole process group is stopped at the
+    /// deadline, and reading stops then even when a process outside the group holds the pipe.
+    @Test func aCommandsChildrenAreStoppedWithItAtTheDeadline() async throws {
+        let sandbox = try await sandbox()
+        let directory = try TemporaryDirectory()
+        let marker = directory.path + "/grandchild.pid"
+        let cases: [(String, Bool)] = [
+            // The wrapper exits at once; its child holds stdout for 30 s.
+            ("/bin/sleep 30 & echo $! > \(marker); exit 0", true),
+            // The wrapper waits on a child that holds stdout.
+            ("/bin/sleep 30 & echo $! > \(marker); wait", true),
+            // A child that left the group (a new session): reading still stops at the deadline.
+            ("setsid /bin/sleep 30 & sleep 0.2; pgrep -n -f '^/bin/sleep 30' > \(marker); exit 0", false),
+            // One that left the group with stdout elsewhere, and a wrapper still running: the
+            // wrapper is killed, and the renewal goes on without waiting for the other.
+            (
+                "setsid /bin/sleep 30 >/dev/null & sleep 0.2; pgrep -n -f '^/bin/sleep 30' > \(marker); exec /bin/sleep 30 >&-",
+                false
+            ),
+        ]
+        for (script, killed) in cases {
+            let auth = try authenticator(
+                sandbox, .tokenExchange(subject: .command(["/bin/sh", "-c", script], timeout: .seconds(1))))
+            let started = ContinuousClock.now
+            let error = try await #require(throws: AuthError.self) { try await auth.loginAsWorkload() }
+            let took = ContinuousClock.now - started
+            #expect(error.code == .timeout && error.message.contains("was stopped"), "\(script): \(error)")
+            #expect(took < .seconds(10), "\(script): \(took), not the child's 30 s")
+            let pid = try #require(
+                Int32(String(contentsOfFile: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            if killed {
+                // SIGTERM at the deadline; give the kernel a moment to deliver it.
+                var alive = true
+                for _ in 0..<50 where alive {
+                    alive = kill(pid, 0) == 0 && !Self.isZombie(pid)
+                    if alive { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect(!alive, "\(script): the wrapper's child \(pid) was left running")
+            } else {
+                kill(pid, SIGKILL)
+            }
+            try? FileManager.default.removeItem(atPath: marker)
+        }
+        #expect(sandbox.requestCount(.token) == 0)
+        await sandbox.stop()
+    }
+
+    /// Whether `pid` has ended and waits to be reaped (an orphan's parent may be slow to).
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
+    }
+
     @Test func tokensFromAnExchangeNeedTheSourceToBeRenewed() async throws {
         let sandbox = try await sandbox()
         let token = try federated.token(subject: Self.subject, audience: sandbox.issuer.absoluteString)

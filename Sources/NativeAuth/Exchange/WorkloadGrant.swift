@@ -116,20 +116,18 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         let output = Pipe()
         process.standardOutput = output
         let reader = output.fileHandleForReading
-        let result: (status: Int32, collected: Data, timedOut: Bool)
+        let result: (status: Int32, collected: (data: Data, complete: Bool), timedOut: Bool)
         do {
-            result = try await ChildProcess.runToEnd(process, timeout: timeout) {
-                var data = Data()
-                while let chunk = try? reader.read(upToCount: 16_384), !chunk.isEmpty {
-                    if data.count <= Self.maximumBytes { data.append(chunk) }
-                }
-                return data
+            // In its own process group, which the deadline stops whole; reading stops at the
+            // deadline too, whatever holds the pipe (a wrapper script's child).
+            result = try await ChildProcess.runToEnd(process, timeout: timeout) { deadline in
+                ChildProcess.readToEnd(reader, limit: Self.maximumBytes, deadline: deadline)
             }
         } catch {
             throw AuthError(
                 .configurationInvalid, "the subject token command \(name) could not be started", underlying: error)
         }
-        guard !result.timedOut else {
+        guard !result.timedOut, result.collected.complete else {
             throw AuthError(
                 .timeout, "the subject token command \(name) ran longer than \(timeout) and was stopped",
                 hint: "run it yourself to see where it waits")
@@ -139,10 +137,10 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
                 .tokenExchangeFailed, "the subject token command \(name) exited with status \(result.status)",
                 hint: "run it yourself to see why")
         }
-        guard result.collected.count <= Self.maximumBytes else {
+        guard result.collected.data.count <= Self.maximumBytes else {
             throw AuthError(.tokenExchangeFailed, "the subject token command \(name) printed more than 64 KiB")
         }
-        return String(decoding: result.collected, as: UTF8.self)
+        return String(decoding: result.collected.data, as: UTF8.self)
     }
 
     private func gitHubActionsToken(
