@@ -236,7 +236,8 @@ enum GitConfig {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ChildProcess.childEnvironment(environment)
+        // git config reads its own variables (GIT_CONFIG_GLOBAL, …) besides the standard ones.
+        process.environment = ChildProcess.childEnvironment(environment, allowing: .standard.adding(["GIT_*"]))
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()
         let error = Pipe()

@@ -1,5 +1,5 @@
 public import Foundation
-internal import NativeAuth
+public import NativeAuth
 
 #if canImport(Glibc)
     internal import Glibc
@@ -24,15 +24,27 @@ public protocol BrowserOpener: Sendable {
 /// - Otherwise `xdg-open URL` on Linux, `open URL` on macOS.
 /// - A command that cannot be started or exits non-zero counts as a failure.
 /// - The command's standard output is discarded, so it never mixes with the program's output.
-/// - The browser starts without the program's `NATIVEAUTH_` environment variables (which may hold
-///   a client secret), and a bare command name is looked up only in absolute `$PATH` entries (a
+/// - The browser starts with only the environment variables a ``ChildEnvironment`` passes on
+///   (``ChildEnvironment/standard`` by default: never the program's `NATIVEAUTH_` variables, a
+///   database URL or a key it holds), and a bare command name is looked up only in absolute `$PATH` entries (a
 ///   relative one, or an empty one, would run `./xdg-open` from a cloned repository).
 public struct SystemBrowserOpener: BrowserOpener {
     private let environment: [String: String]
+    private let childEnvironment: ChildEnvironment
 
     /// Creates an opener reading `$BROWSER` from `environment`.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    ///
+    /// - Parameters:
+    ///   - environment: Where `$BROWSER` is read, and the environment the browser is started from.
+    ///   - childEnvironment: Which of those variables the browser gets: ``ChildEnvironment/standard``
+    ///     (the display, the session bus, the language, proxies) by default, never a database
+    ///     password or a key the program holds in its own.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        childEnvironment: ChildEnvironment = .standard
+    ) {
         self.environment = environment
+        self.childEnvironment = childEnvironment
     }
 
     /// The commands that will be tried for `url`, in order, each as an argument vector.
@@ -63,7 +75,9 @@ public struct SystemBrowserOpener: BrowserOpener {
                 continue
             }
             do {
-                let status = try await Self.run(executable, arguments: Array(command.dropFirst()))
+                let status = try await ChildProcess.launch(
+                    Process(), executable: executable, arguments: Array(command.dropFirst()), environment: environment,
+                    allowing: childEnvironment)
                 if status == 0 { return }
                 failures.append("\(command[0]) exited with status \(status)")
             } catch {
@@ -73,7 +87,4 @@ public struct SystemBrowserOpener: BrowserOpener {
         throw AuthError(.configurationInvalid, "no browser could be opened: " + failures.joined(separator: "; "))
     }
 
-    private static func run(_ executable: URL, arguments: [String]) async throws -> Int32 {
-        try await ChildProcess.launch(Process(), executable: executable, arguments: arguments)
-    }
 }

@@ -121,6 +121,46 @@ struct ClientCredentialsServerTests {
         #expect(sandbox.federatedSubjects == [subject, subject + "-rotated"], "the file was read again")
         await sandbox.stop()
     }
+
+    /// The subject-token command gets PATH, HOME and the like, and the variables
+    /// `--subject-token-command-environment` names; never the rest of the CLI's environment (a
+    /// database password, a client secret in `NATIVEAUTH_CLIENT_SECRET`: review L6).
+    @Test func theSubjectTokenCommandGetsTheNamedEnvironmentOnly() async throws {
+        let federated = SandboxAuthorizationServer.FederatedIssuer(issuer: "https://kubernetes.default.svc")
+        var configuration = SandboxAuthorizationServer.Configuration()
+        configuration.federatedIssuers = [federated]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let directory = try TemporaryDirectory()
+        let record = directory.path + "/environment"
+        let tokenFile = directory.path + "/token"
+        try federated.token(subject: "system:serviceaccount:apps:vault", audience: sandbox.issuer.absoluteString)
+            .write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let script = directory.path + "/token-command"
+        try "#!/bin/sh\nenv > '\(record)'\ncat '\(tokenFile)'\n".write(
+            toFile: script, atomically: true, encoding: .utf8)
+        #expect(chmod(script, 0o755) == 0)
+        let login = try await run(
+            cli,
+            [
+                "login", "--issuer", sandbox.issuer.absoluteString, "--client-id",
+                SandboxAuthorizationServer.Client.defaultID, "--scope", "api", "--store", directory.path + "/store",
+                "--subject-token-command", script, "--subject-token-command-environment", "VAULT_ADDR AWS_*",
+            ],
+            environment: [
+                "VAULT_ADDR": "https://vault.example", "AWS_REGION": "eu-west-1",
+                "FLEET_DATABASE_URL": "postgres://fleet:planted-password@db/fleet",
+                "NATIVEAUTH_CLIENT_SECRET": "planted-client-secret", "LC_ALL": "C.UTF-8",
+            ])
+        #expect(login.status == 0, "\(login.stderr)")
+        let written = try String(contentsOfFile: record, encoding: .utf8)
+        for kept in ["VAULT_ADDR=https://vault.example", "AWS_REGION=eu-west-1", "PATH=", "LC_ALL=C.UTF-8"] {
+            #expect(written.contains(kept), "\(kept)")
+        }
+        for planted in ["planted-password", "FLEET_", "planted-client-secret", "NATIVEAUTH_"] {
+            #expect(!written.contains(planted), "\(planted) reached the command")
+        }
+        await sandbox.stop()
+    }
 }
 
 /// `NATIVEAUTH_ACCESS_TOKEN`: a CI job hands a token to the CLI, which uses it as it is and touches

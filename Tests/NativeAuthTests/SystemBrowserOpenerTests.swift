@@ -44,22 +44,42 @@ final class CountedProcess: Process, @unchecked Sendable {
         #expect(arguments == "--flag\n\(url.absoluteString)\n")
     }
 
-    /// A client secret in `NATIVEAUTH_CLIENT_SECRET` (or any other `NATIVEAUTH_` variable) is the
-    /// program's, not the browser's: the browser starts without them.
-    @Test func theBrowserStartsWithoutNativeAuthVariables() async throws {
+    /// The browser a program opens gets only what a browser needs from its environment: a client
+    /// secret in `NATIVEAUTH_CLIENT_SECRET`, a database URL with its password, a sealing key
+    /// (`fleet-worker login`'s browser saw `FLEET_DATABASE_URL` and `FLEET_SEALING_KEY`: review L6)
+    /// stay the program's.
+    @Test func theBrowserStartsWithAnAllowedEnvironmentOnly() async throws {
         let directory = try TemporaryDirectory()
         let record = directory.path + "/environment"
-        // The program's environment with a planted secret; setenv would race the other tests.
+        let browser = directory.path + "/record-browser"
+        try "#!/bin/sh\nenv > '\(record)'\n".write(toFile: browser, atomically: true, encoding: .utf8)
+        #expect(chmod(browser, 0o755) == 0)
+        // The program's environment with planted secrets; setenv would race the other tests.
         var environment = ProcessInfo.processInfo.environment
         environment["NATIVEAUTH_TEST_PLANTED_SECRET"] = "planted-secret-value-0123456789"
-        let status = try await ChildProcess.launch(
-            Process(), executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "env > '\(record)'"],
-            environment: environment)
-        #expect(status == 0)
+        environment["FLEET_DATABASE_URL"] = "postgres://fleet:planted-password@db.example/fleet"
+        environment["FLEET_SEALING_KEY"] = "planted-sealing-key"
+        environment["DISPLAY"] = ":7"
+        environment["XDG_RUNTIME_DIR"] = "/run/user/4242"
+        environment["LC_ALL"] = "C.UTF-8"
+        environment["https_proxy"] = "http://proxy.example:3128"
+        environment["BROWSER"] = browser
+        try await SystemBrowserOpener(environment: environment).open(#require(URL(string: "https://example.test/")))
         let written = try String(contentsOfFile: record, encoding: .utf8)
-        #expect(!written.contains("planted-secret-value"))
-        #expect(!written.contains("NATIVEAUTH_"))
-        #expect(written.contains("PATH="), "the rest of the environment is kept")
+        for planted in ["planted-secret-value", "NATIVEAUTH_", "planted-password", "FLEET_", "planted-sealing-key"] {
+            #expect(!written.contains(planted), "\(planted) reached the browser")
+        }
+        for kept in ["PATH=", "DISPLAY=:7", "XDG_RUNTIME_DIR=/run/user/4242", "LC_ALL=C.UTF-8", "https_proxy="] {
+            #expect(written.contains(kept), "\(kept) is what a browser needs")
+        }
+
+        // An app that knows its browser needs more names it; NATIVEAUTH_ stays out even when named.
+        let more = SystemBrowserOpener(
+            environment: environment, childEnvironment: .standard.adding(["FLEET_DATABASE_URL", "NATIVEAUTH_*"]))
+        try await more.open(#require(URL(string: "https://example.test/")))
+        let again = try String(contentsOfFile: record, encoding: .utf8)
+        #expect(again.contains("FLEET_DATABASE_URL=") && !again.contains("FLEET_SEALING_KEY"))
+        #expect(!again.contains("NATIVEAUTH_"))
     }
 
     /// A relative `$PATH` entry (`.`, `bin`, or an empty one) would run a command planted in the

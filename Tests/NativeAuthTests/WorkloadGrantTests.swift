@@ -143,11 +143,11 @@ import Testing
             // The wrapper waits on a child that holds stdout.
             ("/bin/sleep 30 & echo $! > \(marker); wait", true),
             // A child that left the group (a new session): reading still stops at the deadline.
-            ("setsid /bin/sleep 30 & sleep 0.2; pgrep -n -f '^/bin/sleep 30' > \(marker); exit 0", false),
+            ("setsid /bin/sh -c 'echo $$ > \(marker); exec /bin/sleep 30' & sleep 0.3; exit 0", false),
             // One that left the group with stdout elsewhere, and a wrapper still running: the
             // wrapper is killed, and the renewal goes on without waiting for the other.
             (
-                "setsid /bin/sleep 30 >/dev/null & sleep 0.2; pgrep -n -f '^/bin/sleep 30' > \(marker); exec /bin/sleep 30 >&-",
+                "setsid /bin/sh -c 'echo $$ > \(marker); exec /bin/sleep 30' >/dev/null & sleep 0.3; exec /bin/sleep 30 >&-",
                 false
             ),
         ]

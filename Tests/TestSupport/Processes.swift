@@ -121,6 +121,15 @@ public final class RunningCommand: Sendable {
             base["BROWSER_RECORD_DIR"] = outputs
         }
         base.merge(environment) { $1 }
+        // The commands give a browser only an allow-listed environment (ChildEnvironment.standard),
+        // so the test browsers' own settings (BROWSER_RECORD_DIR, BROWSER_CA_FILE, …) ride in the
+        // browser's command line instead, as `env NAME=VALUE` before it.
+        let browserSettings = base.filter { $0.key.hasPrefix("BROWSER_") }.sorted { $0.key < $1.key }
+        if let browser = base["BROWSER"], !browserSettings.isEmpty {
+            base["BROWSER"] =
+                (["/usr/bin/env"] + browserSettings.map { "'\($0.key)=\($0.value)'" }).joined(separator: " ") + " "
+                + browser
+        }
         process.environment = base
         record = CommandOutputRecord(arguments: [URL(fileURLWithPath: executable).lastPathComponent] + arguments)
         // A secret a test hands to a command is one the output must not show either.

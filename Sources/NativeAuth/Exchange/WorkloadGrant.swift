@@ -11,7 +11,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
     enum Origin: Sendable {
         case value(String)
         case file(String)
-        case command([String], timeout: Duration)
+        case command([String], timeout: Duration, environment: ChildEnvironment)
         case gitHubActions(audience: String?, environment: [String: String])
     }
 
@@ -25,22 +25,28 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
     public static func file(_ path: String) -> SubjectTokenSource { .init(origin: .file(path)) }
 
     /// A command run without a shell at each request; its standard output (surrounding whitespace
-    /// dropped) is the token. It gets the program's environment without `NATIVEAUTH_` variables,
-    /// and no standard input. One that runs longer than `timeout` is stopped (`SIGTERM`, then
-    /// `SIGKILL`) and the request fails: a hung command never holds the renewal, and every caller
-    /// waiting on it, for ever.
+    /// dropped) is the token. It gets only the variables of the program's environment that
+    /// `environment` passes on, and no standard input. One that runs longer than `timeout` is
+    /// stopped with its process group (`SIGTERM`, then `SIGKILL`) and the request fails: a hung
+    /// command never holds the renewal, and every caller waiting on it, for ever.
     ///
     /// - Parameters:
     ///   - arguments: The program (a path, or a name looked up in `PATH`) and its arguments.
     ///   - timeout: How long it may run; 30 seconds by default.
-    public static func command(_ arguments: [String], timeout: Duration = .seconds(30)) -> SubjectTokenSource {
-        .init(origin: .command(arguments, timeout: timeout))
+    ///   - environment: The variables it gets; ``ChildEnvironment/standard`` by default. Add those
+    ///     the command needs (`VAULT_ADDR`, `AWS_*`) with ``ChildEnvironment/adding(_:)``.
+    public static func command(
+        _ arguments: [String], timeout: Duration = .seconds(30), environment: ChildEnvironment = .standard
+    ) -> SubjectTokenSource {
+        .init(origin: .command(arguments, timeout: timeout, environment: environment))
     }
 
     /// A command line split into words as a POSIX shell splits them (quotes and backslashes), then
-    /// run without a shell, as ``command(_:timeout:)``.
-    public static func command(line: String, timeout: Duration = .seconds(30)) -> SubjectTokenSource {
-        .init(origin: .command(ChildProcess.split(line), timeout: timeout))
+    /// run without a shell, as ``command(_:timeout:environment:)``.
+    public static func command(
+        line: String, timeout: Duration = .seconds(30), environment: ChildEnvironment = .standard
+    ) -> SubjectTokenSource {
+        .init(origin: .command(ChildProcess.split(line), timeout: timeout, environment: environment))
     }
 
     /// The OIDC token of a GitHub Actions job (`permissions: id-token: write`), asked of the
@@ -61,7 +67,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         switch origin {
         case .value: "a token given in code"
         case .file(let path): "the file \(path)"
-        case .command(let arguments, _): "the command `\(arguments.joined(separator: " "))`"
+        case .command(let arguments, _, _): "the command `\(arguments.joined(separator: " "))`"
         case .gitHubActions: "the GitHub Actions OIDC token"
         }
     }
@@ -83,8 +89,8 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         case .file(let path):
             let file = try SecretFile(path, what: "subject token file", maxBytes: Self.maximumBytes)
             text = String(decoding: file.contents, as: UTF8.self)
-        case .command(let arguments, let timeout):
-            text = try await run(arguments, timeout: timeout)
+        case .command(let arguments, let timeout, let environment):
+            text = try await run(arguments, timeout: timeout, environment: environment)
         case .gitHubActions(let audience, let environment):
             text = try await gitHubActionsToken(audience: audience, environment: environment, transport: transport)
         }
@@ -98,7 +104,9 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         return token
     }
 
-    private func run(_ arguments: [String], timeout: Duration) async throws(AuthError) -> String {
+    private func run(_ arguments: [String], timeout: Duration, environment: ChildEnvironment) async throws(AuthError)
+        -> String
+    {
         guard let name = arguments.first, !name.isEmpty else {
             throw AuthError(.configurationInvalid, "the subject token command is empty")
         }
@@ -112,7 +120,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
         process.arguments = Array(arguments.dropFirst())
         process.standardInput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        process.environment = ChildProcess.childEnvironment(ProcessInfo.processInfo.environment)
+        process.environment = ChildProcess.childEnvironment(ProcessInfo.processInfo.environment, allowing: environment)
         let output = Pipe()
         process.standardOutput = output
         let reader = output.fileHandleForReading

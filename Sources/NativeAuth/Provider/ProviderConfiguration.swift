@@ -228,7 +228,10 @@ public struct ProviderConfiguration: Sendable {
     private static func workload(_ values: SettingValues) throws(AuthError) -> WorkloadGrant? {
         var sources: [SubjectTokenSource] = []
         if let path = try values.read(.subjectTokenFile) { sources.append(.file(path)) }
-        if let line = try values.read(.subjectTokenCommand) { sources.append(.command(line: line)) }
+        if let line = try values.read(.subjectTokenCommand) {
+            let names = try values.read(.subjectTokenCommandEnvironment) ?? []
+            sources.append(.command(line: line, environment: ChildEnvironment.standard.adding(names)))
+        }
         if let audience = try values.read(.subjectTokenGitHubActions) {
             sources.append(.gitHubActions(audience: audience))
         }

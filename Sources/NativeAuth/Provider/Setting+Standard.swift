@@ -67,6 +67,13 @@ extension Setting where Value == URL {
 }
 
 extension Setting where Value == [String] {
+    /// `subject_token_command_environment`: the variables the subject-token command needs beyond
+    /// ``ChildEnvironment/standard``.
+    public static let subjectTokenCommandEnvironment = Setting(
+        "subject_token_command_environment",
+        help: "Environment variables the subject token command gets besides PATH, HOME, locale, display and proxy"
+            + " ones, space-separated (NAME, or PREFIX* for every one that starts so).",
+        valueName: "names", group: .workload, parse: .words)
     /// `scope`: the scopes to ask for, `openid` by default.
     public static let scope = Setting(
         "scope", help: "The scopes to ask for, space-separated.", valueName: "scopes", group: .request, parse: .words)
@@ -174,6 +181,7 @@ extension ProviderSetting {
             Setting.scope.declaration, Setting.resource.declaration, Setting.dpop.declaration,
             Setting.pushedAuthorizationRequests.declaration, Setting.followResourceMetadata.declaration,
             Setting.subjectTokenFile.declaration, Setting.subjectTokenCommand.declaration,
+            Setting.subjectTokenCommandEnvironment.declaration,
             Setting.subjectTokenGitHubActions.declaration, Setting.subjectTokenType.declaration,
             Setting.workloadGrant.declaration, Setting.tokenExchangeAudience.declaration,
         ] + EndpointOverrides.fields.map(\.setting.declaration)

@@ -8,8 +8,8 @@ internal import NIOConcurrencyHelpers
 #endif
 
 /// The programs NativeAuth starts (a browser, a workload's subject-token command, git): found on
-/// `PATH` as a shell finds them, given an environment without NativeAuth's own variables, and
-/// waited for on a thread of their own.
+/// `PATH` as a shell finds them, given only the environment variables a ``ChildEnvironment``
+/// allows, and waited for on a thread of their own.
 package enum ChildProcess {
     /// The executable for `name`: a path as it is, a bare name looked up in the absolute entries of
     /// `searchPath` (`$PATH` by default), as Go's `exec.LookPath` does.
@@ -31,19 +31,20 @@ package enum ChildProcess {
     /// Runs `process` to its end and returns its exit status, without holding a thread of Swift's
     /// pool. It waits with `waitUntilExit()` on a thread of its own: on Linux, a `Process` that is
     /// only watched through `terminationHandler` is never freed (nor the URL in its arguments,
-    /// which for an end-session URL holds the ID token). The child gets `environment` without its
-    /// `NATIVEAUTH_` variables.
+    /// which for an end-session URL holds the ID token). The child gets the variables of
+    /// `environment` that `allowed` passes on.
     package static func launch(
         _ process: Process,
         executable: URL,
         arguments: [String],
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        allowing allowed: ChildEnvironment = .standard
     ) async throws -> Int32 {
         process.executableURL = executable
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        process.environment = childEnvironment(environment)
+        process.environment = childEnvironment(environment, allowing: allowed)
         return try await runToEnd(process) { () }.status
     }
 
@@ -153,9 +154,11 @@ package enum ChildProcess {
         }
     }
 
-    /// The environment a child starts with: the program's, without its `NATIVEAUTH_` variables.
-    package static func childEnvironment(_ environment: [String: String]) -> [String: String] {
-        environment.filter { !$0.key.hasPrefix("NATIVEAUTH_") }
+    /// The environment a child starts with: the variables of the program's that `allowed` passes on.
+    package static func childEnvironment(
+        _ environment: [String: String], allowing allowed: ChildEnvironment = .standard
+    ) -> [String: String] {
+        allowed.filtered(environment)
     }
 
     /// Splits a command line into words like a POSIX shell: whitespace separates words, single
