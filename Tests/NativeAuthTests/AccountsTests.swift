@@ -79,6 +79,14 @@ import Testing
             try await signIn(try accounts(sandbox), sandbox, as: "alice", name: "bad\nname")
         }
         #expect(refused?.field == "account")
+        // Format characters would make one name look like another in `status` (review I3).
+        for hostile in ["admin\u{202E}eci", "ali\u{200B}ce", "\u{2066}bob\u{2069}", "a\u{2028}b"] {
+            let error = #expect(throws: AuthError.self, "\(hostile.unicodeScalars.map(\.value))") {
+                try Accounts.validate(name: hostile)
+            }
+            #expect(error?.message.contains("\u{202E}") == false && error?.hint?.contains("format") == true)
+        }
+        try Accounts.validate(name: "zoë@example.test")
         await sandbox.stop()
     }
 

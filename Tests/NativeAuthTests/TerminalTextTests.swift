@@ -21,6 +21,10 @@ import Testing
         #expect(TerminalText.sanitized("\u{1B}[31mred") == "^[[31mred")
         #expect(TerminalText.sanitized("a\nb\rc\u{7F}") == "a^Jb^Mc^?")
         #expect(TerminalText.sanitized("\u{9B}x") == "<U+009B>x")
+        // Bidirectional overrides and isolates reorder what follows ("Trojan Source"): shown as code points.
+        #expect(TerminalText.sanitized("alice\u{202E}nimda") == "alice<U+202E>nimda")
+        #expect(TerminalText.sanitized("\u{2066}x\u{2069}\u{200F}") == "<U+2066>x<U+2069><U+200F>")
+        #expect(TerminalText.sanitized("👩‍💻 Zoë") == "👩‍💻 Zoë", "other format characters (ZWJ) stay")
         for hostile in [Self.osc52, Self.rewrite, Self.link, Self.c1] {
             #expect(!Self.hasControls(TerminalText.sanitized(hostile)))
         }

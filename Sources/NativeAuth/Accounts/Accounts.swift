@@ -70,13 +70,17 @@ public struct Accounts: Sendable {
 
     /// Refuses an account name that is empty, too long or holds control characters.
     public static func validate(name: String) throws(AuthError) {
+        // Format characters (bidi overrides and isolates, zero-width ones) and line separators
+        // would make one name look like another in `status` and `switch`.
+        let refused: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator]
         guard !name.isEmpty, name.count <= maximumNameLength,
-            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            !name.unicodeScalars.contains(where: { refused.contains($0.properties.generalCategory) })
         else {
             throw AuthError(
                 .configurationInvalid,
                 "the account name \"\(TerminalText.sanitized(String(name.prefix(40))))\" is not usable",
-                hint: "an account name is 1 to \(maximumNameLength) characters, without control characters",
+                hint: "an account name is 1 to \(maximumNameLength) characters, without control or format characters"
+                    + " (such as bidirectional overrides)",
                 field: "account")
         }
     }

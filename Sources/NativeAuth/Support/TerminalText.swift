@@ -26,6 +26,8 @@ package enum TerminalText {
             case 0x80..<0xA0:
                 let hex = String(scalar.value, radix: 16, uppercase: true)
                 result += "<U+00\(hex)>"
+            case _ where isBidiControl(scalar):
+                result += "<U+\(String(scalar.value, radix: 16, uppercase: true))>"
             default:
                 result.unicodeScalars.append(scalar)
             }
@@ -35,5 +37,12 @@ package enum TerminalText {
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         (scalar.value < 0x20 && scalar.value != 0x09) || (0x7F..<0xA0).contains(scalar.value)
+            || isBidiControl(scalar)
+    }
+
+    /// The bidirectional formatting characters (Unicode's `Bidi_Control`: marks, embeddings,
+    /// overrides, isolates), which reorder what a terminal shows after them ("Trojan Source").
+    private static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isBidiControl
     }
 }
