@@ -115,6 +115,21 @@ import Testing
         #expect(
             ProtectedResourceMetadata.candidateURLs(for: api, challenge: pointed).count == 2,
             "a plain-HTTP pointer is not followed")
+        // On loopback, a pointer to another port is a request to another local service (review I7).
+        let local = try #require(URL(string: "http://127.0.0.1:8080/mcp"))
+        let elsewhere = BearerChallenge(headerValue: #"Bearer resource_metadata="http://127.0.0.1:6379/x""#)
+        #expect(
+            ProtectedResourceMetadata.candidateURLs(for: local, challenge: elsewhere).map(\.absoluteString) == [
+                "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp",
+                "http://127.0.0.1:8080/.well-known/oauth-protected-resource",
+            ])
+        let own = BearerChallenge(headerValue: #"Bearer resource_metadata="http://127.0.0.1:8080/meta""#)
+        #expect(
+            ProtectedResourceMetadata.candidateURLs(for: local, challenge: own).map(\.absoluteString) == [
+                "http://127.0.0.1:8080/meta"
+            ])
+        let secure = BearerChallenge(headerValue: #"Bearer resource_metadata="https://meta.example.com/m""#)
+        #expect(ProtectedResourceMetadata.candidateURLs(for: api, challenge: secure).count == 1)
         let base = try #require(URL(string: "https://api.example.com/v1"))
         #expect(ProtectedResourceMetadata.covers(base, api))
         #expect(!ProtectedResourceMetadata.covers(base, try #require(URL(string: "https://api.example.com/v10"))))

@@ -96,11 +96,14 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
     }
 
     /// The metadata URLs to try for a 401 from `requestURL`: the challenge's `resource_metadata`
-    /// when it has one (on the request's origin, or over `https`); else the well-known URL of the
-    /// request's path, then of its origin (RFC 9728 §3.1, §5.1).
+    /// when it has one on the request's origin, or over `https`; else the well-known URL of the
+    /// request's path, then of its origin (RFC 9728 §3.1, §5.1). A plain-HTTP pointer elsewhere,
+    /// another loopback port say, is not followed: a hostile API would make its client send
+    /// requests to the machine's local services.
     @_spi(Provider) public static func candidateURLs(for requestURL: URL, challenge: BearerChallenge?) -> [URL] {
         if let named = challenge?.parameters["resource_metadata"], let url = URL(string: named),
-            (try? EndpointPolicy.validate(url)) != nil
+            (try? EndpointPolicy.validate(url)) != nil,
+            url.scheme?.lowercased() == "https" || Self.sameOrigin(url, requestURL)
         {
             return [url]
         }
@@ -112,6 +115,15 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
             if let url = origin.url, !urls.contains(url) { urls.append(url) }
         }
         return urls
+    }
+
+    private static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int)? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        guard let first = origin(one), let second = origin(other) else { return false }
+        return first == second
     }
 
     /// The metadata of the resource behind `requestURL`, found from its 401 answer.
