@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HTTPTypes
 import Logging
+import NIOSSL
 import NativeAuth
 import NativeAuthAsyncHTTPClient
 import NativeAuthPostgres
@@ -14,7 +15,9 @@ import PostgresNIO
 ///
 /// The database and the secrets come from the environment, never from the command line (another
 /// user can read a process's arguments): `FLEET_DATABASE_URL`
-/// (`postgres://user:password@host:port/database`, `?sslmode=disable|prefer|require`),
+/// (`postgres://user:password@host:port/database`; TLS with the server's certificate and name
+/// verified unless the host is loopback, `?sslrootcert=FILE` for a private CA, and
+/// `?sslmode=prefer|disable` only on loopback),
 /// `FLEET_SEALING_KEY` (32 bytes in base64: `openssl rand -base64 32`) and, for a confidential
 /// client, `FLEET_CLIENT_SECRET`.
 @main
@@ -23,7 +26,9 @@ struct FleetWorker: AsyncParsableCommand {
         commandName: "fleet-worker",
         abstract: "Call a protected API from many instances with one shared account's tokens (PostgreSQL).",
         discussion: """
-            Environment: FLEET_DATABASE_URL (postgres://user:password@host:port/database) and \
+            Environment: FLEET_DATABASE_URL (postgres://user:password@host:port/database; off loopback TLS is \
+            required and the server's certificate and name verified, ?sslrootcert=FILE names a private CA, \
+            ?sslmode=prefer or disable only on loopback) and \
             FLEET_SEALING_KEY (base64 of 32 bytes; `openssl rand -base64 32`). Every instance needs the same key. \
             FLEET_CLIENT_SECRET: the client's secret, for a confidential client (and `login --client-credentials`).
             """,
@@ -117,6 +122,14 @@ struct Connection: ParsableArguments {
         }
     }
 
+    /// Whether `host` is this machine: `localhost`, `127.0.0.0/8` or `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return host == "localhost" || host == "::1"
+            || (octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil })
+    }
+
     /// The client settings a `postgres://` URL names; the password is never printed.
     static func databaseConfiguration(_ text: String) throws -> PostgresClient.Configuration {
         guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
@@ -125,13 +138,28 @@ struct Connection: ParsableArguments {
             throw ValidationError("FLEET_DATABASE_URL is not postgres://user:password@host:port/database")
         }
         let database = String(url.path.drop { $0 == "/" })
-        let mode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        // Off loopback, TLS is required and the server's certificate and name verified: with
+        // `prefer`, a network attacker who refuses TLS is sent the password in the clear.
+        let loopback = isLoopback(host)
+        let mode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? (loopback ? "prefer" : "verify-full")
+        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+        if let roots = url.queryItems?.first(where: { $0.name == "sslrootcert" })?.value, !roots.isEmpty {
+            tlsConfiguration.trustRoots = .file(roots)
+        }
         let tls: PostgresClient.Configuration.TLS
         switch mode {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require": tls = .require(.makeClientConfiguration())
-        default: throw ValidationError("sslmode must be disable, prefer or require, not \(mode)")
+        case "disable", "prefer":
+            guard loopback else {
+                throw ValidationError(
+                    "sslmode=\(mode) is allowed only for a loopback host: on a network, whoever refuses TLS is sent the"
+                        + " database password. Leave sslmode out (verify-full), or name the CA with sslrootcert=FILE")
+            }
+            tls = mode == "disable" ? .disable : .prefer(tlsConfiguration)
+        // postgres-nio verifies the certificate and the host name in either: `require` is as strict
+        // as libpq's `verify-full`.
+        case "require", "verify-ca", "verify-full": tls = .require(tlsConfiguration)
+        default:
+            throw ValidationError("sslmode must be verify-full, require, or on loopback prefer or disable, not \(mode)")
         }
         return PostgresClient.Configuration(
             host: host, port: url.port ?? 5432, username: user, password: url.password,
