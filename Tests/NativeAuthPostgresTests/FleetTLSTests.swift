@@ -30,8 +30,11 @@ private let networkAddress: String? = {
 /// `fleet-worker`'s database connection off loopback (review L5): with `sslmode=prefer` as the
 /// default, a network attacker who refused TLS and asked for the password in clear text got it.
 /// The attacker here is `scripts/lib/tls_refusing_postgres.py` on this machine's own non-loopback
-/// address; no PostgreSQL is needed.
-@Suite(.testLogging, .enabled(if: networkAddress != nil, "needs a non-loopback IPv4 address"))
+/// address; no PostgreSQL is needed, but it runs with the PostgreSQL suites (once, in their step of
+/// scripts/test.sh).
+@Suite(
+    .testLogging, .enabled(if: TestDatabase.isAvailable, "runs with the PostgreSQL suites (scripts/postgres)"),
+    .enabled(if: networkAddress != nil, "needs a non-loopback IPv4 address"))
 struct FleetTLSTests {
     @Test func offLoopbackThePasswordNeverGoesInClearText() async throws {
         let host = try #require(networkAddress)
