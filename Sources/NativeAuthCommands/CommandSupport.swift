@@ -151,6 +151,18 @@ package enum CommandSupport {
         FileHandle.standardError.write(Data("\(label) \(TerminalText.sanitized(text))\n".utf8))
     }
 
+    /// `body` as a terminal may be shown it: its lines kept, every other control character (an
+    /// escape sequence that would set the clipboard or rewrite the screen) and bidirectional
+    /// control made visible text; bytes that are not UTF-8 become U+FFFD.
+    static func terminalSafe(_ body: Data) -> Data {
+        let text = String(decoding: body, as: UTF8.self)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasSuffix("\r")
+                ? TerminalText.sanitized(String(line.dropLast())) + "\r" : TerminalText.sanitized(String(line))
+        }
+        return Data(lines.joined(separator: "\n").utf8)
+    }
+
     /// Prints one line on standard output, its control characters made visible (claims and names
     /// come from servers).
     package static func printLine(_ text: String) {

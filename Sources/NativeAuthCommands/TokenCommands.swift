@@ -155,6 +155,13 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 + " again in the browser as it asks, and send the request once more."))
     var stepUp = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Print the answer byte for byte also to a terminal (escape sequences included); by default a terminal"
+                + " is shown its control characters as text."))
+    var raw = false
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
@@ -197,7 +204,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
                 }
             }
-            FileHandle.standardOutput.write(body)
+            FileHandle.standardOutput.write(
+                raw || isatty(STDOUT_FILENO) != 1 ? body : CommandSupport.terminalSafe(body))
             if response.status.code >= 400 {
                 let failure = AuthFailure(operation: .apiRequest, response: response, body: body)
                 CommandSupport.report(

@@ -213,6 +213,38 @@ struct CLISignInTests {
 @Suite(.testLogging, .serialized) struct CLISandboxSignInTests {
     let cli = cliPath("oidc-login")
 
+    /// An API's answer printed to a terminal shows its escape sequences as text (one that sets the
+    /// clipboard, OSC 52, does nothing); `--raw`, or output that is not a terminal, is byte for
+    /// byte (review I1).
+    @Test func anAPIAnswerReachesATerminalInert() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let directory = try TemporaryDirectory()
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
+            "--store", directory.path + "/store",
+        ]
+        let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(login.status == 0, "\(login.stderr)")
+        let hostile = "first line\n\u{1B}]52;c;cHduZWQ=\u{07}second\u{202E}line\n"
+        func api(_ extra: [String], terminal: Bool) async throws -> CommandResult {
+            sandbox.failNext(1, .resource, with: .response(status: 200, contentType: "text/plain", body: hostile))
+            let arguments = ["api", sandbox.url(.resource).absoluteString] + connection + extra
+            guard terminal else { return try await run(cli, arguments) }
+            let command = ([cli] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            return try await run("/usr/bin/script", ["-qc", command, "/dev/null"], environment: ["TERM": "xterm"])
+        }
+        let shown = try await api([], terminal: true)
+        #expect(shown.status == 0, "\(shown.stdout)")
+        #expect(!shown.stdout.contains("\u{1B}]52") && !shown.stdout.contains("\u{202E}"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("^[]52;c;cHduZWQ=^Gsecond<U+202E>line"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("first line\r\n"), "lines stay lines")
+        let raw = try await api(["--raw"], terminal: true)
+        #expect(raw.stdout.contains("\u{1B}]52;c;cHduZWQ=\u{07}"))
+        let piped = try await api([], terminal: false)
+        #expect(piped.stdout == hostile, "a pipe gets the bytes")
+        await sandbox.stop()
+    }
+
     @Test func aTerminalShowsProgressWhileTheBrowserTakesItsTime() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
         let directory = try TemporaryDirectory()
