@@ -32,9 +32,21 @@ struct KeyringStorage<Backend: Keyring>: Sendable {
         return try await lock.withLock(key, timeout: Self.moveLockTimeout) { try await takeOver(key, from: files) }
     }
 
+    /// The set stored for `key`. Items are found by their attributes, which any program on the
+    /// session bus may set; an item whose embedded key names another sign-in (another account,
+    /// client or issuer) is refused rather than used as this one's.
     private func read(_ key: TokenKey) async throws -> TokenSet? {
         guard let bytes = try await backend.read(key) else { return nil }
-        return try KeyringFormat.decode(bytes).0
+        let (tokens, storedKey) = try KeyringFormat.decode(bytes)
+        if let storedKey, storedKey != key {
+            throw AuthError(
+                .tokenStoreFailed,
+                "the keyring item found for account \(key.account) of client \(key.clientID) at \(key.issuer) holds"
+                    + " the tokens of another sign-in (account \(storedKey.account) of client \(storedKey.clientID) at"
+                    + " \(storedKey.issuer)); it was not used",
+                hint: "remove the item (Seahorse, or `secret-tool clear` with its attributes), then sign in again")
+        }
+        return tokens
     }
 
     private static func fileExists(for key: TokenKey, in files: FileTokenStore) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import LenientJSON
 import NIOConcurrencyHelpers
 import NativeAuth
 import TestSupport
@@ -98,6 +99,22 @@ struct MemoryKeyringStore: TokenStore {
         #expect(error?.message.contains("damaged") == true)
         try await store.save(tokens("a"), for: key)
         #expect(try await store.load(key) == tokens("a"))
+    }
+
+    /// Items are found by attributes any program on the bus may set: one whose embedded key names
+    /// another sign-in is refused, not read as this one's (review I6).
+    @Test func anItemHoldingAnotherKeysTokensIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let keyring = MemoryKeyring()
+        let store = MemoryKeyringStore(keyring: keyring, lockDirectory: directory.path + "/locks")
+        let mallory = TokenKey(issuer: "https://evil.example", clientID: "cli", account: "mallory")
+        try await keyring.write(try KeyringFormat.encode(tokens("planted"), for: mallory), label: "x", for: key)
+        let error = await #expect(throws: AuthError.self) { try await store.load(key) }
+        #expect(error?.code == .tokenStoreFailed)
+        #expect(error?.message.contains("another sign-in") == true && error?.message.contains("planted") == false)
+        // An item without an embedded key (written by another program) is still read.
+        try await keyring.write(Array(tokens("by-hand").storageJSON.encoded()), label: "x", for: key)
+        #expect(try await store.load(key)?.accessToken == "by-hand")
     }
 
     @Test func aTokenFileMovesInOnceAndLogoutRemovesBoth() async throws {
