@@ -34,7 +34,7 @@ public struct PostgresTokenLock: TokenLock {
     ) async throws -> T {
         try Task.checkCancellation()
         try await store.ensureMigrated()
-        let lockID = store.advisoryLockID(of: key)
+        let lockID = try await store.advisoryLockID(of: key)
         let idleLimit = Self.milliseconds(store.configuration.lockHolderIdleLimit)
         let requested = ContinuousClock.now
         let deadline = requested + timeout
@@ -130,7 +130,9 @@ public struct PostgresTokenLock: TokenLock {
         while true {
             try Task.checkCancellation()
             let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw AuthError.lockTimeout(timeout, holder: "another instance") }
+            guard remaining > .zero else {
+                throw AuthError.lockTimeout(timeout, holder: await holder(of: lockID, on: connection, logger: logger))
+            }
             let slice = Self.milliseconds(min(remaining, Self.slice))
             try await connection.run("SAVEPOINT nativeauth_lock_wait", logger: logger)
             do {
@@ -147,6 +149,32 @@ public struct PostgresTokenLock: TokenLock {
                 try await connection.run("ROLLBACK TO SAVEPOINT nativeauth_lock_wait", logger: logger)
             }
         }
+    }
+
+    /// Who holds the advisory lock `lockID`, as `pg_locks` and `pg_stat_activity` tell it: the
+    /// backend's pid, role, application and address, for the operator to look up (or end).
+    private func holder(of lockID: Int64, on connection: PostgresConnection, logger: Logger) async -> String {
+        let high = (lockID >> 32) & 0xFFFF_FFFF
+        let low = lockID & 0xFFFF_FFFF
+        do {
+            let rows = try await connection.query(
+                """
+                SELECT l.pid, coalesce(a.usename::text, '?'), coalesce(a.application_name, ''),
+                    coalesce(host(a.client_addr), 'a local socket')
+                FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                    AND l.classid = \(high)::oid AND l.objid = \(low)::oid
+                """,
+                logger: logger)
+            for try await (pid, role, application, address) in rows.decode((Int32, String, String, String).self) {
+                let named = application.isEmpty ? "" : " (\(application))"
+                return "the PostgreSQL session of pid \(pid), role \(role)\(named), from \(address)"
+            }
+        } catch {
+            logger.debug(
+                "could not tell who holds the lock", metadata: ["error": "\(PostgresTokenStore.describe(error))"])
+        }
+        return "another instance"
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {

@@ -91,8 +91,10 @@ public final class PostgresTokenStore: TokenStore {
 
     /// The table's name.
     public static let tableName = "nativeauth_token_sets"
-    /// The channel every save and removal notifies.
-    public static let channel = "nativeauth_token_sets"
+    /// The prefix of the channel every save and removal notifies; the rest is derived from the
+    /// store's secret (``notificationChannel()``), so that a role without access to the table
+    /// cannot listen to, or forge, the store's notifications by name.
+    public static let channelPrefix = "nativeauth_"
 
     let client: PostgresClient
     let keys: SealingKeys
@@ -101,6 +103,7 @@ public final class PostgresTokenStore: TokenStore {
     let cache = NIOLockedValueBox(Cache())
     let lockConnections: ConnectionGate
     private let migration = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+    private let secret = NIOLockedValueBox<Task<StoreSecret, any Error>?>(nil)
 
     /// The lock of this store's keys: every instance that shares the database.
     public var lock: PostgresTokenLock { PostgresTokenLock(store: self) }
@@ -154,7 +157,23 @@ public final class PostgresTokenStore: TokenStore {
             )
             """,
             "COMMENT ON TABLE \(tableName) IS 'NativeAuth token sets, sealed with AES-256-GCM; sealed IS NULL once removed'",
-        ]
+        ],
+        // The store's secret: the advisory lock ids and the notification channel are keyed with it,
+        // so that a role that may only connect can neither compute an account's lock nor name the
+        // channel. 32 bytes from two random UUIDs (PostgreSQL's strong random source), 244 of them random.
+        [
+            """
+            CREATE TABLE nativeauth_store_secret (
+                one boolean PRIMARY KEY DEFAULT true CHECK (one),
+                secret bytea NOT NULL CHECK (length(secret) = 32)
+            )
+            """,
+            """
+            INSERT INTO nativeauth_store_secret (secret)
+            VALUES (decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'))
+            """,
+            "COMMENT ON TABLE nativeauth_store_secret IS 'NativeAuth: the key of the token store''s lock ids and channel'",
+        ],
     ]
 
     /// Creates the table, or brings it to this version's schema; safe to run on every instance at
@@ -279,7 +298,8 @@ public final class PostgresTokenStore: TokenStore {
         }
         let sealed = try keys.seal(plaintext, for: key)
         let keyID = keys.current.id
-        let lockID = self.advisoryLockID(of: key)
+        let lockID = try await self.advisoryLockID(of: key)
+        let channel = try await notificationChannel()
         // The notification goes out when the statement commits, with the new generation.
         try await write(
             "save the tokens of \(key)", lockID: lockID,
@@ -291,7 +311,7 @@ public final class PostgresTokenStore: TokenStore {
                 SET generation = stored.generation + 1, key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed,
                     updated_at = now()
                 RETURNING generation)
-            SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
+            SELECT generation, pg_notify(\(channel), \(String(lockID)) || ':' || generation)::text
             FROM saved
             """
         )
@@ -299,7 +319,8 @@ public final class PostgresTokenStore: TokenStore {
 
     public func remove(_ key: TokenKey) async throws {
         try await ensureMigrated()
-        let lockID = self.advisoryLockID(of: key)
+        let lockID = try await self.advisoryLockID(of: key)
+        let channel = try await notificationChannel()
         // The row stays, emptied, so that its generation keeps counting: a revision never comes back.
         try await write(
             "remove the tokens of \(key)", lockID: lockID,
@@ -310,7 +331,7 @@ public final class PostgresTokenStore: TokenStore {
                 WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
                     AND sealed IS NOT NULL
                 RETURNING generation)
-            SELECT generation, pg_notify('nativeauth_token_sets', \(String(lockID)) || ':' || generation)::text
+            SELECT generation, pg_notify(\(channel), \(String(lockID)) || ':' || generation)::text
             FROM removed
             """
         )
@@ -346,7 +367,7 @@ public final class PostgresTokenStore: TokenStore {
 
     /// The row's generation: from memory while ``run()`` listens and has seen the key, else read.
     public func revision(of key: TokenKey) async throws -> TokenStoreRevision? {
-        let lockID = self.advisoryLockID(of: key)
+        let lockID = try await self.advisoryLockID(of: key)
         let known: (generation: Int64?, epoch: Int?) = cache.withLockedValue { cache in
             guard cache.listening else { return (nil, nil) }
             if let generation = cache.generations[lockID] {
@@ -358,22 +379,40 @@ public final class PostgresTokenStore: TokenStore {
         if let generation = known.generation { return TokenStoreRevision([generation]) }
         // One read per key at a time: callers that ask while it runs share its answer (a write
         // through this store ends the sharing, so that its own change shows at once).
-        let (read, started) = cache.withLockedValue { cache -> (Cache.Read, Bool) in
-            if let read = cache.reads[lockID] { return (read, false) }
+        let (read, started, hintBefore) = cache.withLockedValue { cache -> (Cache.Read, Bool, Int64?) in
+            if let read = cache.reads[lockID] { return (read, false, nil) }
             cache.nextRead += 1
             let read = Cache.Read(id: cache.nextRead, task: Task { try await self.readGeneration(of: key) })
             cache.reads[lockID] = read
-            return (read, true)
+            return (read, true, cache.hints[lockID])
         }
         let result = await read.task.result
         guard started else { return TokenStoreRevision([try result.get()]) }
-        cache.withLockedValue { cache in
+        let forged: (hint: Int64, generation: Int64)? = cache.withLockedValue { cache in
             if cache.reads[lockID]?.id == read.id { cache.reads[lockID] = nil }
-            guard case .success(let generation) = result else { return }
+            guard case .success(let generation) = result else { return nil }
             cache.statistics.databaseReads += 1
             // Kept only when the listener ran the whole time: then no change since is missed.
-            guard let epoch = known.epoch, cache.listening, cache.epoch == epoch else { return }
+            guard let epoch = known.epoch, cache.listening, cache.epoch == epoch else { return nil }
+            // A notification is a hint: the row read is kept once it shows the hinted generation.
+            // A hint the table does not bear out, though it was there before this read began, named
+            // a generation that does not exist: it is dropped, and said.
+            if let hint = cache.hints[lockID], generation < hint {
+                guard let hintBefore, hintBefore >= hint else { return nil }
+                cache.hints[lockID] = nil
+                return (hint, generation)
+            }
+            cache.hints[lockID] = nil
             cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
+            return nil
+        }
+        if let forged {
+            logger.warning(
+                """
+                a token change notification named a generation the table does not have: not trusted (another \
+                role that can connect may be sending them; see the NativeAuthPostgres article on privileges)
+                """,
+                metadata: ["notified": "\(forged.hint)", "stored": "\(forged.generation)"])
         }
         return TokenStoreRevision([try result.get()])
     }
@@ -404,13 +443,14 @@ public final class PostgresTokenStore: TokenStore {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {
-                try await ensureMigrated()
+                let channel = try await notificationChannel()
                 try await client.withConnection { connection in
-                    try await connection.listen(on: Self.channel) { notifications in
+                    try await connection.listen(on: channel) { notifications in
                         self.cache.withLockedValue { cache in
                             cache.listening = true
                             cache.epoch += 1
                             cache.generations = [:]
+                            cache.hints = [:]
                         }
                         self.logger.debug("listening for token changes")
                         delay = .milliseconds(100)
@@ -447,10 +487,14 @@ public final class PostgresTokenStore: TokenStore {
             cache.listening = false
             cache.epoch += 1
             cache.generations = [:]
+            cache.hints = [:]
         }
     }
 
-    /// A notification's payload: `LOCKID:GENERATION`.
+    /// A notification's payload: `LOCKID:GENERATION`. It is a hint, never a generation to trust:
+    /// any session that knows the channel can send one. One that says nothing newer than what this
+    /// store knows (its own writes' echoes) is dropped; any other makes the next use read the row's
+    /// generation from the table. A forged generation then costs a read, and never hides a change.
     func received(_ payload: String) {
         let parts = payload.split(separator: ":")
         guard parts.count == 2, let lockID = Int64(parts[0]), let generation = Int64(parts[1]) else {
@@ -460,7 +504,10 @@ public final class PostgresTokenStore: TokenStore {
         cache.withLockedValue { cache in
             cache.statistics.notifications += 1
             guard cache.listening else { return }
-            cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
+            if let known = cache.generations[lockID], generation <= known { return }
+            cache.generations[lockID] = nil
+            // A read of the row is kept only if it shows at least this generation (see revision(of:)).
+            cache.hints[lockID] = max(cache.hints[lockID] ?? generation, generation)
         }
     }
 
@@ -469,6 +516,11 @@ public final class PostgresTokenStore: TokenStore {
             cache.statistics.databaseWrites += 1
             cache.reads[lockID] = nil  // a read that began before this write is not shared after it
             guard let generation, cache.listening else { return }
+            // A notification of a later change (or a forged one) waits for a read to bear it out.
+            if let hint = cache.hints[lockID] {
+                guard hint <= generation else { return }
+                cache.hints[lockID] = nil
+            }
             cache.generations[lockID] = max(cache.generations[lockID] ?? generation, generation)
         }
     }
@@ -487,6 +539,8 @@ public final class PostgresTokenStore: TokenStore {
         var epoch = 0
         /// The latest generation seen per lock id.
         var generations: [Int64: Int64] = [:]
+        /// The largest generation notifications named per lock id, not yet borne out by a read.
+        var hints: [Int64: Int64] = [:]
         var lockIDs: [TokenKey: Int64] = [:]
         var statistics = Statistics()
         /// The generation read running per lock id, which callers that ask meanwhile share.
@@ -499,18 +553,75 @@ public final class PostgresTokenStore: TokenStore {
         }
     }
 
-    /// The advisory lock id of `key`, and its id in notifications: 64 bits of SHA-256 of the key.
-    /// `pg_locks` shows it as `classid` (high 32 bits) and `objid` (low 32 bits), which tells an
-    /// operator which session holds a key's lock.
-    public func advisoryLockID(of key: TokenKey) -> Int64 {
+    /// The advisory lock id of `key`, and its id in notifications: 64 bits of HMAC-SHA-256 of the
+    /// key under the store's secret, so that a role that may only connect cannot compute it (to
+    /// hold an account's lock, or to know whose lock it sees). `pg_locks` shows it as `classid`
+    /// (high 32 bits) and `objid` (low 32 bits); a lock wait that times out names the session
+    /// holding it.
+    ///
+    /// - Throws: `AuthError` (`token_store_failed`) when the store's secret cannot be read.
+    public func advisoryLockID(of key: TokenKey) async throws -> Int64 {
         if let known = cache.withLockedValue({ $0.lockIDs[key] }) { return known }
-        let digest = SHA256.hash(data: SealingKeys.associatedData(key))
-        let id = digest.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+        let secret = try await storeSecret()
+        let code = HMAC<SHA256>.authenticationCode(for: SealingKeys.associatedData(key), using: secret.key)
+        let id = Array(code).prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
         cache.withLockedValue { cache in
             if cache.lockIDs.count > 10_000 { cache.lockIDs = [:] }
             cache.lockIDs[key] = id
         }
         return id
+    }
+
+    /// The channel every save and removal notifies: ``channelPrefix`` and 96 bits of HMAC-SHA-256
+    /// under the store's secret.
+    ///
+    /// - Throws: `AuthError` (`token_store_failed`) when the store's secret cannot be read.
+    public func notificationChannel() async throws -> String {
+        try await storeSecret().channel
+    }
+
+    /// The secret of the store's migration 2, read once.
+    struct StoreSecret: Sendable {
+        let key: SymmetricKey
+        let channel: String
+    }
+
+    private func storeSecret() async throws -> StoreSecret {
+        try await ensureMigrated()
+        let task = secret.withLockedValue { current in
+            if let current { return current }
+            let task = Task { try await self.readStoreSecret() }
+            current = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            secret.withLockedValue { if $0 == task { $0 = nil } }
+            throw error
+        }
+    }
+
+    private func readStoreSecret() async throws -> StoreSecret {
+        let bytes = try await operation("read the token store's secret") { () -> Data? in
+            do {
+                let rows = try await self.client.query(
+                    "SELECT secret FROM nativeauth_store_secret", logger: self.logger)
+                for try await secret in rows.decode(Data.self) { return secret }
+                return nil
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+                return nil  // undefined_table: not migrated to version 2
+            }
+        }
+        guard let bytes, bytes.count == 32 else {
+            throw AuthError(
+                .tokenStoreFailed, "the token store's secret (table nativeauth_store_secret) is missing",
+                hint: "run the store's migrations (PostgresTokenStore.migrate()), or let it migrate on first use")
+        }
+        let key = SymmetricKey(data: bytes)
+        let code = HMAC<SHA256>.authenticationCode(for: Data("nativeauth notification channel".utf8), using: key)
+        let channel = Self.channelPrefix + Array(code).prefix(12).map { String(format: "%02x", $0) }.joined()
+        return StoreSecret(key: key, channel: channel)
     }
 
     /// Runs `body`, bounded by ``Configuration/operationTimeout``; a database error becomes an

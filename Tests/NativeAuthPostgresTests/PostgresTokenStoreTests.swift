@@ -196,7 +196,9 @@ struct PostgresTokenStoreTests {
                 seen = try await second.accessToken()
             }
             #expect(seen == refreshed, "the other instance's refresh is seen within a second")
-            #expect(stores[1].statistics.databaseReads - after.databaseReads == 1, "one read: the new set")
+            // Two reads: the row's generation (a notification is only a hint: any session on the
+            // channel can send one) and the new set.
+            #expect(stores[1].statistics.databaseReads - after.databaseReads == 2, "the generation, then the new set")
             #expect(sandbox.grantCount(.refreshToken) == 1)
 
             _ = try await first.logout()
@@ -246,6 +248,73 @@ struct PostgresTokenStoreTests {
         await sandbox.stop()
     }
 
+    /// PostgreSQL grants CONNECT on a new database to PUBLIC, and `LISTEN`/`NOTIFY` and advisory
+    /// locks have no access control (review L1). A second role that may only connect cannot read
+    /// the store's secret (so it can compute neither the channel nor a lock id); handed the channel
+    /// anyway, a forged generation hides no logout; holding a key's lock (its id read from
+    /// `pg_locks`), it is named in the error of the wait it blocks.
+    @Test func aRoleThatMayOnlyConnectCanNeitherHideALogoutNorHoldALockUnnamed() async throws {
+        let database = try await TestDatabase.create()
+        // Short: an error message shows no run of 20 token characters (Redaction).
+        let role = "intruder_" + UUID().uuidString.prefix(6).lowercased()
+        let password = UUID().uuidString
+        let admin = try await TestDatabase.connect(database: database)
+        try await admin.query(
+            PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD '\(password)'"), logger: TestDatabase.logger)
+        try await admin.close()
+        let key = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "watched")
+        try await TestDatabase.withStores(2, database: database, listening: true) { stores in
+            try await stores[0].migrate()
+            let url = try #require(TestDatabase.url)
+            let intruder = try await PostgresConnection.connect(
+                configuration: .init(
+                    host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: role, password: password,
+                    database: database, tls: .disable),
+                id: 2, logger: TestDatabase.logger)
+            for table in ["nativeauth_store_secret", "nativeauth_token_sets"] {
+                await #expect(throws: (any Error).self, "\(table) is not the intruder's to read") {
+                    try await intruder.query(
+                        PostgresQuery(unsafeSQL: "SELECT * FROM \(table)"), logger: TestDatabase.logger
+                    ).collect()
+                }
+            }
+            let channel = try await stores[0].notificationChannel()
+            #expect(channel.hasPrefix("nativeauth_") && channel.count == "nativeauth_".count + 24)
+
+            // The second store knows generation 1 from memory; a forged, far larger generation
+            // is only a hint, so the logout's real one is seen.
+            try await stores[0].save(Self.tokens("watched"), for: key)
+            var deadline = ContinuousClock.now + .seconds(5)
+            while try await stores[1].revision(of: key) != TokenStoreRevision([1]), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let lockID = try await stores[0].advisoryLockID(of: key)
+            try await intruder.query(
+                "SELECT pg_notify(\(channel), \(String(lockID) + ":999999"))", logger: TestDatabase.logger
+            ).collect()
+            try await Task.sleep(for: .milliseconds(100))
+            try await stores[0].remove(key)
+            deadline = ContinuousClock.now + .seconds(2)
+            var seen = try await stores[1].revision(of: key)
+            while seen != TokenStoreRevision([2]), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+                seen = try await stores[1].revision(of: key)
+            }
+            #expect(seen == TokenStoreRevision([2]), "the logout is seen despite the forged generation")
+            #expect(try await stores[1].load(key) == nil)
+
+            // Holding the key's lock (the id is in pg_locks for anyone to see) blocks a refresh
+            // until the wait's timeout, and the error names the session to end.
+            try await intruder.query("SELECT pg_advisory_lock(\(lockID))", logger: TestDatabase.logger).collect()
+            let blocked = await #expect(throws: AuthError.self) {
+                try await stores[0].lock.withLock(key, timeout: .milliseconds(500)) { true }
+            }
+            #expect(blocked?.message.contains("role \(role)") == true, "\(String(describing: blocked?.message))")
+            #expect(blocked?.message.contains("pid ") == true)
+            try await intruder.close()
+        }
+    }
+
     /// A key's lock is held by one instance; another's wait gives up at its timeout; the first's
     /// death (its connection closed) frees the lock at once.
     @Test func aLockHeldByAnInstanceWhoseConnectionDiesIsFreed() async throws {
@@ -255,7 +324,7 @@ struct PostgresTokenStoreTests {
             try await stores[0].migrate()
             // A bare session holds the advisory lock the store uses, then dies.
             let connection = try await TestDatabase.connect(database: database)
-            let lockID = stores[0].advisoryLockID(of: key)
+            let lockID = try await stores[0].advisoryLockID(of: key)
             try await connection.query("BEGIN", logger: TestDatabase.logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: TestDatabase.logger)
             let error = await #expect(throws: AuthError.self) {
@@ -347,7 +416,7 @@ struct PostgresTokenStoreTests {
             ).decode(Int.self) {
                 versions.append(version)
             }
-            #expect(versions == [1], "each migration applied once")
+            #expect(versions == [1, 2], "each migration applied once")
             try await client.query(
                 "INSERT INTO nativeauth_schema_migrations (version) VALUES (99)", logger: TestDatabase.logger)
         }
