@@ -32,9 +32,7 @@ private let networkAddress: String? = {
 /// The attacker here is `scripts/lib/tls_refusing_postgres.py` on this machine's own non-loopback
 /// address; no PostgreSQL is needed, but it runs with the PostgreSQL suites (once, in their step of
 /// scripts/test.sh).
-@Suite(
-    .testLogging, .enabled(if: TestDatabase.isAvailable, "runs with the PostgreSQL suites (scripts/postgres)"),
-    .enabled(if: networkAddress != nil, "needs a non-loopback IPv4 address"))
+@Suite(.testLogging, .enabled(if: TestDatabase.isAvailable && networkAddress != nil, "PostgreSQL's step, off loopback"))
 struct FleetTLSTests {
     @Test func offLoopbackThePasswordNeverGoesInClearText() async throws {
         let host = try #require(networkAddress)
