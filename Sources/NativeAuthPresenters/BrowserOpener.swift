@@ -24,8 +24,8 @@ public protocol BrowserOpener: Sendable {
 /// - Otherwise `xdg-open URL` on Linux, `open URL` on macOS.
 /// - A command that cannot be started or exits non-zero counts as a failure.
 /// - The command's standard output is discarded, so it never mixes with the program's output.
-/// - The browser starts with only the environment variables a ``ChildEnvironment`` passes on
-///   (``ChildEnvironment/standard`` by default: never the program's `NATIVEAUTH_` variables, a
+/// - The browser starts with only the environment variables a `ChildEnvironment` passes on
+///   (`ChildEnvironment.standard` by default: never the program's `NATIVEAUTH_` variables, a
 ///   database URL or a key it holds), and a bare command name is looked up only in absolute `$PATH` entries (a
 ///   relative one, or an empty one, would run `./xdg-open` from a cloned repository).
 public struct SystemBrowserOpener: BrowserOpener {
@@ -36,7 +36,7 @@ public struct SystemBrowserOpener: BrowserOpener {
     ///
     /// - Parameters:
     ///   - environment: Where `$BROWSER` is read, and the environment the browser is started from.
-    ///   - childEnvironment: Which of those variables the browser gets: ``ChildEnvironment/standard``
+    ///   - childEnvironment: Which of those variables the browser gets: `ChildEnvironment.standard`
     ///     (the display, the session bus, the language, proxies) by default, never a database
     ///     password or a key the program holds in its own.
     public init(
