@@ -37,9 +37,10 @@ enum ToolInvocation {
 
 extension CommandOptions {
     /// The options of this command line that another program must pass when it runs the tool
-    /// later: every setting given as a flag (paths made absolute), and the profile and account
+    /// later: every setting given as a flag (paths made absolute), the profile and account
     /// (also when chosen by `NATIVEAUTH_PROFILE`/`NATIVEAUTH_ACCOUNT` or a `.nativeauth.json`,
-    /// which the other program will not see).
+    /// which the other program will not see), and `--ignore-directory-file`, so that the
+    /// `.nativeauth.json` of the directory the program runs it in chooses nothing.
     ///
     /// - Throws: `AuthError` for a client secret given as a flag (it would be written into a file
     ///   others read, and into every later process list) or read from standard input, and for an
@@ -66,6 +67,9 @@ extension CommandOptions {
             switch setting.key {
             case Setting.profile.key: values = selection.profile.map { [$0.name] }
             case Setting.account.key: values = selection.account.map { [$0.name] }
+            // Always: the program runs the tool in its own directory, where a `.nativeauth.json`
+            // (a cloned repository's) must not choose the account or the profile.
+            case Setting.ignoreDirectoryFile.key: values = ["true"]
             default: values = given[setting.key]
             }
             for value in values ?? [] {

@@ -46,6 +46,15 @@ extension Setting where Value == String {
         group: .transport, isPath: true, parse: .text)
 }
 
+extension Setting where Value == Bool {
+    /// `ignore_directory_file`: no `.nativeauth.json` chooses the account or the profile.
+    static let ignoreDirectoryFile = Setting(
+        "ignore_directory_file",
+        help: "Ignore any .nativeauth.json here or above: the helpers setup-git, setup-docker and kubeconfig write"
+            + " carry it, so that a cloned repository does not choose which account they use.",
+        group: .storage, parse: .flag)
+}
+
 extension Setting where Value == TokenStorage.Choice {
     /// `token_storage`: where tokens are kept.
     static let tokenStorage = Setting(
@@ -83,7 +92,8 @@ enum CommandSettings {
     /// The command line's own, in the order of their sections.
     static let own: [ProviderSetting] = [
         Setting.config.declaration, Setting.profile.declaration, Setting.clientSecretFile.declaration,
-        Setting.account.declaration, Setting.store.declaration, Setting.tokenStorage.declaration,
+        Setting.account.declaration, Setting.ignoreDirectoryFile.declaration, Setting.store.declaration,
+        Setting.tokenStorage.declaration,
         Setting.caFile.declaration, Setting.clientCertificate.declaration, Setting.clientKey.declaration,
         Setting.httpTransport.declaration,
     ]

@@ -245,7 +245,13 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
 
     /// The account and profile named by flags, the environment or a `.nativeauth.json`.
     func select(environment: [String: String]) throws(AuthError) -> Selection {
-        let directory = try DirectoryChoice.find(from: FileManager.default.currentDirectoryPath)
+        // A helper another program runs (git's, Docker's, kubectl's) runs in that program's
+        // directory, a cloned repository say: its `.nativeauth.json` is not the person's choice.
+        let ignoresDirectory =
+            flag(.ignoreDirectoryFile) != nil
+            || ["1", "true", "yes"].contains(environment["NATIVEAUTH_IGNORE_DIRECTORY_FILE"]?.lowercased() ?? "")
+        let directory =
+            ignoresDirectory ? nil : try DirectoryChoice.find(from: FileManager.default.currentDirectoryPath)
         return Selection.resolve(
             accountFlag: flag(.account), profileFlag: flag(.profile), environment: environment, directory: directory)
     }

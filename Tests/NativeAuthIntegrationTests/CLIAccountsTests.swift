@@ -156,6 +156,9 @@ import Testing
         #expect(flag["account"] == "alice" && flag["account_source"] == "--account")
         let text = try await run(cli, ["status"] + setup.connection, environment: setup.environment, in: project)
         #expect(text.stdout.contains("Account: bob (from \(choice))"), "\(text.stdout)")
+        // The helpers another program runs in a repository carry --ignore-directory-file (review I9).
+        let helper = try await statusJSON(setup, ["--ignore-directory-file"], in: project)
+        #expect(helper["account"] == "alice" && helper["account_source"] == "the active account")
 
         // A directory file names; it never configures.
         try #"{"account": "bob", "issuer": "https://evil.example"}"#.write(

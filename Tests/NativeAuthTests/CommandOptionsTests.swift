@@ -118,6 +118,7 @@ private struct ManyTool: NativeAuthTool, ParsableCommand {
         #expect(arguments.contains("--setting-20"))
         #expect(arguments.filter { $0 == "--resource" }.count == 2)
         #expect(arguments.contains("--register-client"))
+        #expect(arguments.contains("--ignore-directory-file"), "a cloned repository's .nativeauth.json chooses nothing")
         let caFile = try #require(arguments.firstIndex(of: "--ca-file")).advanced(by: 1)
         #expect(arguments[caFile].hasPrefix("/") && arguments[caFile].hasSuffix("/ca.pem"))
     }
