@@ -158,13 +158,15 @@ import Testing
             let error = try await #require(throws: AuthError.self) { try await auth.loginAsWorkload() }
             let took = ContinuousClock.now - started
             #expect(error.code == .timeout && error.message.contains("was stopped"), "\(script): \(error)")
-            #expect(took < .seconds(10), "\(script): \(took), not the child's 30 s")
+            #expect(
+                took < .seconds(20),
+                "\(script): \(took), not the child's 30 s (the bound is loose: CI machines are loaded)")
             let pid = try #require(
                 Int32(String(contentsOfFile: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
             if killed {
                 // SIGTERM at the deadline; give the kernel a moment to deliver it.
                 var alive = true
-                for _ in 0..<50 where alive {
+                for _ in 0..<100 where alive {
                     alive = kill(pid, 0) == 0 && !Self.isZombie(pid)
                     if alive { try await Task.sleep(for: .milliseconds(100)) }
                 }
