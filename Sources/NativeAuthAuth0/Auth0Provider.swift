@@ -22,6 +22,9 @@ public struct Auth0Provider: AuthProvider {
     /// `"auth0"`.
     public static let id = "auth0"
 
+    /// `false`: Auth0 issues a refresh token for `offline_access` when the API allows offline access, with no consent asked; `prompt=consent` would show a consent page at every sign-in.
+    public var offlineAccessNeedsConsent: Bool { false }
+
     /// `domain`, `audience` and `logout`.
     public static let settings: [ProviderSetting] = [.auth0Domain, .auth0Audience, .auth0Logout]
 

@@ -153,6 +153,13 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let who = signIn.tokens.displayName ?? signIn.tokens.subject ?? "an unnamed account"
             CommandSupport.printLine(
                 "Signed in as \(who)" + (who == signIn.account ? "" : " (account \(signIn.account))"))
+            if let issuer = accounts.authenticator.provider.configuration.issuer, issuer.scheme?.lowercased() == "http"
+            {
+                // Once per sign-in, not on every command: only loopback is reached over plain HTTP.
+                CommandSupport.notice(
+                    "the provider is reached over plain HTTP on the loopback interface; on a machine shared with"
+                        + " others, another user could take its port first")
+            }
             if !signIn.isActive, let active = try? await accounts.active() {
                 CommandSupport.notice(
                     "\(signIn.account) is signed in; the active account is still \(active)."

@@ -17,7 +17,8 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             commandName: "logout", abstract: "Revoke and remove the tokens, and end the session.",
             discussion: """
                 Exit status 0 once the tokens are removed here, even when revoking them at the provider \
-                failed (a warning on stderr says so); with nothing stored, 0 at once (`Not signed in`).
+                failed (a warning on stderr says so) or its logout page did not send the browser back in \
+                time (a notice says so); with nothing stored, 0 at once (`Not signed in`).
 
                 """ + CommandSupport.exitStatusHelp)
     }
@@ -30,8 +31,12 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(name: .long, help: "The loopback port for the post-logout redirect (default: a free one).")
     var port: Int = 0
 
-    @Option(name: .long, help: "Seconds to wait for the end-session round trip.")
-    var timeout: Int = 120
+    @Option(
+        name: .long,
+        help:
+            "Seconds to wait for the provider's logout page to send the browser back; the tokens are removed either way."
+    )
+    var timeout: Int = 15
 
     @Flag(name: .long, help: "Sign every account out (revoking and removing; no end-session page is opened).")
     var all = false
@@ -57,7 +62,10 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 noBrowser
                 ? nil
                 : LoopbackPresenter(
-                    configuration: .init(port: port, callbackPath: "/logged-out", timeout: .seconds(max(1, timeout)))
+                    configuration: .init(
+                        port: port, callbackPath: "/logged-out", timeout: .seconds(max(1, timeout)),
+                        postsEndSessionForm: prepared.authenticator.provider.configuration.endSessionMethod == .post,
+                        purpose: .signOut)
                 )
             // prepare() checked a named account; the active one may be a sign-in from before
             // accounts were listed, or kept in another backend.
@@ -90,6 +98,15 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 }
             }
             if noBrowser, let url = result.endSessionURL { show(url) }
+            if result.endSessionTimedOut {
+                CommandSupport.notice(
+                    "the provider's logout page did not send the browser back within \(max(1, timeout)) s"
+                        + (result.removedTokens ? "; the tokens are removed here" : "")
+                        + "; if its website still shows you signed in, sign out there"
+                        + (prepared.authenticator.provider.configuration.endSessionMethod == .post
+                            ? " (a server that takes the end-session request only by GET needs"
+                                + " \(Setting.endSessionMethod.declaration.flag) get)" : ""))
+            }
             if result.removedTokens {
                 CommandSupport.printLine("Signed out")
             } else if result.endSessionURL == nil {

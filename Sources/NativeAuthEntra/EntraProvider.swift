@@ -34,6 +34,9 @@ public import Foundation
 public struct EntraProvider: AuthProvider {
     /// `"entra"`.
     public static let id = "entra"
+
+    /// `false`: Microsoft Entra issues a refresh token for `offline_access` once the app is consented; `prompt=consent` would show the consent page at every sign-in.
+    public var offlineAccessNeedsConsent: Bool { false }
     /// The sign-in host of Microsoft's global cloud.
     public static let defaultAuthorityHost = "https://login.microsoftonline.com"
     /// The multi-tenant authorities, whose issuer is a template.

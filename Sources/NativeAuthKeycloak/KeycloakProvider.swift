@@ -26,6 +26,9 @@ public struct KeycloakProvider: AuthProvider {
     /// `"keycloak"`.
     public static let id = "keycloak"
 
+    /// `false`: Keycloak issues an offline token for `offline_access` under the client's own consent setting; `prompt=consent` would show a consent page at every sign-in.
+    public var offlineAccessNeedsConsent: Bool { false }
+
     /// `base_url`, `realm`, `offline_tokens` and `idp_hint`.
     public static let settings: [ProviderSetting] = [
         .keycloakBaseURL, .keycloakRealm, .keycloakOfflineTokens, .keycloakIdentityProviderHint,

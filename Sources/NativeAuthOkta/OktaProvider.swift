@@ -25,6 +25,9 @@ public struct OktaProvider: AuthProvider {
     /// `"okta"`.
     public static let id = "okta"
 
+    /// `false`: Okta issues a refresh token for `offline_access` when the app has the refresh token grant, with no consent asked; `prompt=consent` would show a consent page at every sign-in.
+    public var offlineAccessNeedsConsent: Bool { false }
+
     /// `domain` and `authorization_server`.
     public static let settings: [ProviderSetting] = [.oktaDomain, .oktaAuthorizationServer]
 

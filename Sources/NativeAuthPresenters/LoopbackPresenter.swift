@@ -45,8 +45,28 @@ public struct LoopbackPresenter: UserAgentPresenter {
         /// Whether the browser posts an end-session URL that carries an ID token (`id_token_hint`)
         /// as a form, keeping the token out of its history; `false` redirects to the URL instead.
         /// Default `true`: OpenID Connect RP-Initiated Logout 1.0 §2 says every provider accepts
-        /// POST, but some refuse it (django-oauth-toolkit asks for its own CSRF token).
+        /// POST, but some refuse it (django-oauth-toolkit asks for its own CSRF token). The
+        /// command-line tools set it from the `end_session_method` setting
+        /// (`ProviderConfiguration.endSessionMethod`).
         public var postsEndSessionForm: Bool
+        /// What the browser is opened for, in the words printed when it cannot be opened ("to sign
+        /// in", "to sign out"). Default ``Purpose/signIn``.
+        public var purpose: Purpose
+
+        /// What a presenter opens the browser for.
+        public enum Purpose: Sendable {
+            /// A sign-in.
+            case signIn
+            /// A provider's end-session page.
+            case signOut
+
+            var phrase: String {
+                switch self {
+                case .signIn: "to sign in"
+                case .signOut: "to sign out"
+                }
+            }
+        }
 
         /// Creates settings; every parameter has the documented default.
         public init(
@@ -57,8 +77,10 @@ public struct LoopbackPresenter: UserAgentPresenter {
             output: ConsoleOutput = .standardError,
             connectionLifetime: Duration = .seconds(10),
             maximumConnections: Int = 64,
-            postsEndSessionForm: Bool = true
+            postsEndSessionForm: Bool = true,
+            purpose: Purpose = .signIn
         ) {
+            self.purpose = purpose
             self.port = port
             self.callbackPath = callbackPath
             self.timeout = timeout
@@ -160,12 +182,12 @@ struct LoopbackSession: UserAgentSession {
                     try await opener.open(start)
                 } catch {
                     guard !finished.withLockedValue({ $0 }) else { return }
-                    output.write("Could not open a browser. Open this URL to sign in:")
+                    output.write("Could not open a browser. Open this URL \(configuration.purpose.phrase):")
                     output.writeURL(authorizationURL)
                 }
             }
         } else {
-            output.write("Open this URL in a browser to sign in:")
+            output.write("Open this URL in a browser \(configuration.purpose.phrase):")
             output.writeURL(authorizationURL)
             output.write(receiver.portForwardingHint)
         }

@@ -80,6 +80,39 @@ import Testing
         await sandbox.stop()
     }
 
+    /// OIDC Core §11: `offline_access` is ignored without `prompt=consent`, so the generic provider
+    /// adds it; a provider that asks for consent itself (Google's module) sends it once; the
+    /// `offline_access_consent` setting turns it off; `prompt=none` is left alone.
+    @Test func offlineAccessAsksForConsent() async throws {
+        let sandbox = try await sandbox()
+        func prompts(
+            _ provider: any AuthProvider, _ options: LoginOptions = LoginOptions()
+        ) async throws -> [String] {
+            let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
+            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: options)
+            return sandbox.lastAuthorizationQuery.filter { $0.name == "prompt" }.map(\.value)
+        }
+        var configuration = ProviderConfiguration(
+            issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+            scopes: ["openid", "offline_access"])
+        #expect(try await prompts(GenericOIDCProvider(configuration: configuration)) == ["consent"])
+        #expect(
+            try await prompts(GenericOIDCProvider(configuration: configuration), LoginOptions(prompt: "login"))
+                == ["login consent"])
+        #expect(try await prompts(PromptingProvider(configuration: configuration)) == ["consent"], "once")
+        configuration.offlineAccessConsent = .off
+        #expect(try await prompts(GenericOIDCProvider(configuration: configuration)) == [])
+        configuration.offlineAccessConsent = nil
+        configuration.scopes = ["openid"]
+        #expect(try await prompts(GenericOIDCProvider(configuration: configuration)) == [], "no offline_access")
+        let fromFile = try ProviderConfiguration(json: [
+            "issuer": .string(sandbox.issuer.absoluteString), "client_id": "sandbox-client",
+            "offline_access_consent": "off",
+        ])
+        #expect(fromFile.offlineAccessConsent == .off)
+        await sandbox.stop()
+    }
+
     @Test func theCallersOptionsWinOverTheProvidersParameters() async throws {
         let sandbox = try await sandbox()
         let provider = try PromptingProvider(

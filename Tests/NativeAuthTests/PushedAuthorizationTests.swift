@@ -57,6 +57,27 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A server that checks DPoP at the pushed authorization endpoint (RFC 9449 §10.1) gets a proof
+    /// there, with its nonce on a second try, of the one key that then binds the code, the tokens
+    /// and the refresh.
+    @Test func aServerThatRequiresDPoPAtThePushGetsAProofOfTheOneKey() async throws {
+        let sandbox = try await sandbox {
+            $0.dpopSigningAlgorithms = ["ES256"]
+            $0.requiresDPoPAtPushedRequests = true
+            $0.requiresDPoPNonce = true
+        }
+        let auth = try authenticator(sandbox)
+        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        #expect(sandbox.requestCount(.pushedAuthorization) == 2, "once for the nonce, once with it")
+        let key = try #require(tokens.dpopKey)
+        #expect(sandbox.lastAuthorizationQuery.first(named: "dpop_jkt") == key.thumbprint, "the code is bound to it")
+        #expect(tokens.tokenType == "DPoP")
+        let refreshed = try await auth.refresh()
+        #expect(refreshed.dpopKey?.thumbprint == key.thumbprint)
+        #expect(sandbox.dpopRefusals.allSatisfy { $0.contains("nonce") }, "\(sandbox.dpopRefusals)")
+        await sandbox.stop()
+    }
+
     @Test func aConfidentialClientAuthenticatesItsPush() async throws {
         let secret = "par-client-secret-0123456789abcdef"
         let sandbox = try await sandbox {

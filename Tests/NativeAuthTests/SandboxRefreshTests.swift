@@ -172,6 +172,40 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A refresh refused with an OAuth error that is neither passing nor about the request (a
+    /// server that lost its session says `invalid_request`) ends the sign-in: the refresh token is
+    /// removed, and the error says to sign in again.
+    @Test(arguments: ["invalid_request", "invalid_grant", "session_lost"])
+    func aRefusedRefreshRemovesTheRefreshToken(code: String) async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let store = MemoryTokenStore()
+        let auth = try await signedIn(sandbox, store: store)
+        try await auth.expireAccessToken()
+        sandbox.failNext(1, .token, with: .oauthError(code, status: 400))
+        let error = await #expect(throws: AuthError.self) { try await auth.accessToken() }
+        #expect(error?.isLoginRequired == true, "\(code): \(String(describing: error))")
+        #expect(error?.hint == "sign in again")
+        #expect(try await store.load(auth.key)?.refreshToken == nil, "the dead refresh token is gone")
+        #expect(sandbox.grantCount(.refreshToken) == 1, "not tried again")
+        await sandbox.stop()
+    }
+
+    /// Errors about the request, not the refresh token, keep it: the client's authentication (a
+    /// secret to fix), a scope or resource asked for.
+    @Test(arguments: ["invalid_client", "unauthorized_client", "invalid_scope"])
+    func aRefusalAboutTheRequestKeepsTheRefreshToken(code: String) async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
+        let store = MemoryTokenStore()
+        let auth = try await signedIn(sandbox, store: store)
+        try await auth.expireAccessToken()
+        let before = try await store.load(auth.key)?.refreshToken
+        sandbox.failNext(1, .token, with: .oauthError(code, status: 400))
+        let error = await #expect(throws: AuthError.self) { try await auth.accessToken() }
+        #expect(error?.isLoginRequired == false, "\(code): \(String(describing: error))")
+        #expect(try await store.load(auth.key)?.refreshToken == before)
+        await sandbox.stop()
+    }
+
     @Test func aTimeoutLeavesTheStoreByteForByte() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
         let directory = try TemporaryDirectory()

@@ -39,17 +39,17 @@ import Testing
             headers: [("Content-Type", "application/json")], body: #"{"error":"unauthorized_client"}"#,
             code: .configurationInvalid, retryable: false, oauthError: "unauthorized_client"),
         Case(
-            name: "invalid_request on refresh → refresh_failed", operation: .refresh, status: 400,
+            name: "invalid_request on refresh → login_required", operation: .refresh, status: 400,
             headers: [("Content-Type", "application/json")], body: #"{"error":"invalid_request"}"#,
-            code: .refreshFailed, retryable: false, oauthError: "invalid_request"),
+            code: .loginRequired, retryable: false, oauthError: "invalid_request"),
         Case(
             name: "invalid_scope keeps the operation's code", operation: .tokenExchange, status: 400,
             headers: [("Content-Type", "application/json")], body: #"{"error":"invalid_scope"}"#,
             code: .tokenExchangeFailed, retryable: false, oauthError: "invalid_scope"),
         Case(
-            name: "unknown provider code passes through", operation: .refresh, status: 400,
-            headers: [("Content-Type", "application/json")], body: #"{"error":"acme_quota_exceeded"}"#,
-            code: .refreshFailed, retryable: false, oauthError: "acme_quota_exceeded"),
+            name: "unknown provider code at refresh ends the sign-in, and passes through", operation: .refresh,
+            status: 400, headers: [("Content-Type", "application/json")], body: #"{"error":"acme_quota_exceeded"}"#,
+            code: .loginRequired, retryable: false, oauthError: "acme_quota_exceeded"),
         Case(
             name: "access_denied → authorization_failed", operation: .deviceAuthorization, status: 400,
             headers: [("Content-Type", "application/json")], body: #"{"error":"access_denied"}"#,

@@ -465,10 +465,13 @@ public final class Authenticator: Sendable {
     /// The userinfo claims of the signed-in account (OIDC Core §5.3), through ``send(_:body:)``.
     ///
     /// When the sign-in had a validated ID token, the answer's `sub` must be its subject (OIDC Core
-    /// §5.3.4): claims about someone else are not returned.
+    /// §5.3.4): claims about someone else are not returned. A signed answer (`application/jwt`,
+    /// OIDC Core §5.3.2) is verified as an ID token is (the provider's keys and algorithms, `iss`
+    /// and `aud` when present) before it is read; an encrypted one is refused.
     ///
     /// - Throws: ``AuthError``: ``AuthError/Code/configurationInvalid`` when the provider has no
-    ///   userinfo endpoint, ``AuthError/Code/responseMalformed`` when the answer is not a JSON object,
+    ///   userinfo endpoint, ``AuthError/Code/responseMalformed`` when the answer is not a JSON object
+    ///   or a signed JWT that verifies,
     ///   ``AuthError/Code/requestFailed`` when its `sub` is not the signed-in subject.
     public func userInfo() async throws -> UserInfo {
         guard let endpoint = try await metadata().userInfoEndpoint else {
@@ -477,9 +480,25 @@ public final class Authenticator: Sendable {
         let signedIn = try await lifecycle.current()
         try signedIn?.checkIssued(for: "userinfo_endpoint", at: endpoint, operation: .userInfo)
         var request = HTTPRequest(method: .get, url: endpoint)
-        request.headerFields[.accept] = "application/json"
+        request.headerFields[.accept] = "application/json, application/jwt;q=0.9"
         let (response, body) = try await lifecycle.send(request, body: nil)
-        let info = try client.userInfo(from: response, body: body)
+        let info: UserInfo
+        let contentType = response.headerFields[.contentType]?.lowercased() ?? ""
+        if response.status.kind == .successful, contentType.hasPrefix("application/jwt") {
+            // OIDC Core §5.3.2: signed (perhaps encrypted) userinfo; verified like an ID token.
+            let jwt = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let claims = try await IDTokenValidator.verifiedUserInfo(
+                jwt, metadata: try await metadata(), client: client)
+            do {
+                info = try UserInfo(claims: claims)
+            } catch {
+                throw AuthError(
+                    .responseMalformed, "the signed userinfo answer lacks what the protocol requires: \(error)",
+                    operation: .userInfo, underlying: error)
+            }
+        } else {
+            info = try client.userInfo(from: response, body: body)
+        }
         if let subject = signedIn?.subject, info.subject != subject {
             throw AuthError(
                 .requestFailed,

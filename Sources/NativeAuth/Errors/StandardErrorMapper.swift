@@ -11,7 +11,7 @@ internal import LenientJSON
 /// | `WWW-Authenticate: Bearer error="insufficient_scope"` | `insufficient_scope` | no |
 /// | HTTP 5xx, `server_error`, `temporarily_unavailable` | `server_error` | yes |
 /// | HTTP 429 | `rate_limited` | yes |
-/// | `invalid_grant` while refreshing | `login_required` | no |
+/// | `invalid_grant`, or any other OAuth error but a passing one or one about the request (`invalid_client`, `unauthorized_client`, `invalid_scope`, `invalid_target`, DPoP's), while refreshing | `login_required` | no |
 /// | `invalid_grant` otherwise | the operation's code | no |
 /// | `invalid_client`, `unauthorized_client` | `configuration_invalid` | no |
 /// | `access_denied` | `authorization_failed` | no |
@@ -130,6 +130,15 @@ public struct StandardErrorMapper: ErrorMapper {
         return nil
     }
 
+    /// The OAuth errors at refresh that leave the refresh token in place: passing ones, and those
+    /// about this request rather than the token (the client's authentication, a DPoP proof or
+    /// nonce, a resource or scope asked for). Any other error at refresh ends the sign-in.
+    static let refusalsThatKeepTheRefreshToken: Set<String> = [
+        "server_error", "temporarily_unavailable", "invalid_client", "unauthorized_client", "use_dpop_nonce",
+        "invalid_dpop_proof",
+        "invalid_target", "invalid_scope", "slow_down",
+    ]
+
     /// What to do about a refused loopback redirect URI.
     static let redirectURIHint =
         "register http://127.0.0.1/callback; a server that matches redirect URIs exactly, port included (not"
@@ -153,6 +162,12 @@ public struct StandardErrorMapper: ErrorMapper {
         case "invalid_grant" where operation == .refresh:
             code = .loginRequired
             message = "the refresh token is no longer valid (expired, revoked or already used)"
+            hint = "sign in again"
+        case let error where operation == .refresh && !Self.refusalsThatKeepTheRefreshToken.contains(error):
+            // A server that lost the session may say invalid_request (or anything else) instead of
+            // invalid_grant: the refresh token will not work again, so the sign-in is over.
+            code = .loginRequired
+            message = "the server refused the refresh (\(error))"
             hint = "sign in again"
         case "invalid_grant":
             message =

@@ -48,8 +48,8 @@ package final class ExchangeClient: Sendable {
             logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
             let endpoint = metadata.tokenEndpoint
             if endpoint.scheme?.lowercased() == "http" {
-                // Once per client: the metadata is loaded once.
-                logger.warning(
+                // Debug only: a command-line tool says it once per sign-in, as a plain sentence.
+                logger.debug(
                     """
                     the provider is reached over plain HTTP on the loopback interface; on a shared machine \
                     another user can bind that port first
@@ -388,14 +388,16 @@ package final class ExchangeClient: Sendable {
     }
 
     /// Pushes an authorization request's parameters to the server (RFC 9126 §2.1), with the
-    /// client's authentication, and reads the `request_uri` the browser is sent with instead.
+    /// client's authentication and, with a DPoP key, a proof of it (RFC 9449 §10.1; a nonce the
+    /// server asks for is sent with a second proof), and reads the `request_uri` the browser is
+    /// sent with instead.
     package func push(
-        _ parameters: [FormField], to endpoint: URL, metadata: ProviderMetadata
+        _ parameters: [FormField], to endpoint: URL, metadata: ProviderMetadata, dpop: DPoPKey? = nil
     ) async throws(AuthError) -> PushedAuthorizationRequest {
         // The client authentication adds its own `client_id`.
         let form = parameters.filter { $0.name != "client_id" }
         let request = OAuthRequest(url: endpoint, operation: .pushedAuthorization, form: form)
-        return try await post(request, metadata: metadata) { response, body in
+        return try await post(request, metadata: metadata, dpop: dpop) { response, body in
             read(response, body, operation: .pushedAuthorization, requiredKey: "request_uri") { fields in
                 try PushedAuthorizationRequest(answer: fields, receivedAt: clock.now())
             }

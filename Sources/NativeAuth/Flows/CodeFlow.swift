@@ -48,10 +48,11 @@ package struct CodeFlow: Sendable {
         // The caller's options win over the provider's parameters of the same names.
         var asked = options.parameters
         if let dpop { asked.append(FormField("dpop_jkt", dpop.thumbprint)) }
-        let extraParameters =
+        let extraParameters = Self.askingConsentForOfflineAccess(
             provider.authorizationParameters(
                 for: AuthorizationRequest.Parameters(scopes: scopes, redirectURI: session.redirectURI)
-            ).filter { field in !asked.contains { $0.name == field.name } } + asked
+            ).filter { field in !asked.contains { $0.name == field.name } } + asked,
+            scopes: scopes, provider: provider)
         var request = AuthorizationRequest(
             metadata: metadata,
             clientID: provider.configuration.clientID,
@@ -66,7 +67,10 @@ package struct CodeFlow: Sendable {
                 metadata, policy: provider.configuration.pushedAuthorizationRequests)
             {
                 // RFC 9126: the parameters go to the server; the browser gets a reference to them.
-                let pushed = try await client.push(request.parameters, to: endpoint, metadata: metadata)
+                // With DPoP, the push carries a proof of the sign-in's key (RFC 9449 §10.1), which
+                // binds the code as `dpop_jkt` would: a server that checks proofs there takes it.
+                let parameters = dpop == nil ? request.parameters : request.parameters.filter { $0.name != "dpop_jkt" }
+                let pushed = try await client.push(parameters, to: endpoint, metadata: metadata, dpop: dpop)
                 request = request.byReference(
                     pushed, authorizationEndpoint: metadata.authorizationEndpoint,
                     clientID: provider.configuration.clientID)
@@ -113,6 +117,27 @@ package struct CodeFlow: Sendable {
     ///
     /// - Throws: ``AuthError`` when pushing is required (by the configuration or the server's
     ///   `require_pushed_authorization_requests`) and the metadata names no endpoint for it.
+    /// `parameters` with `consent` in `prompt` when the sign-in asks for `offline_access` and the
+    /// configuration (else the provider) wants it (OIDC Core §11); a `prompt` that has it already
+    /// (Google's) is left alone, and so is `prompt=none`, which cannot show a page.
+    static func askingConsentForOfflineAccess(
+        _ parameters: [FormField],
+        scopes: [String],
+        provider: any AuthProvider
+    ) -> [FormField] {
+        let wanted =
+            provider.configuration.offlineAccessConsent.map { $0 == .on } ?? provider.offlineAccessNeedsConsent
+        guard wanted, scopes.contains("offline_access") else { return parameters }
+        var parameters = parameters
+        guard let index = parameters.firstIndex(where: { $0.name == "prompt" }) else {
+            return parameters + [FormField("prompt", "consent")]
+        }
+        let values = parameters[index].value.split(separator: " ")
+        guard !values.contains("consent"), !values.contains("none") else { return parameters }
+        parameters[index] = FormField("prompt", parameters[index].value + " consent")
+        return parameters
+    }
+
     static func pushEndpoint(_ metadata: ProviderMetadata, policy: FeaturePolicy) throws(AuthError) -> URL? {
         let required = policy == .required || metadata.requiresPushedAuthorizationRequests
         guard let endpoint = metadata.pushedAuthorizationRequestEndpoint else {

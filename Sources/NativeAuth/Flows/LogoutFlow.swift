@@ -19,6 +19,10 @@ public struct LogoutResult: Sendable {
     /// Whether the presenter completed the end-session round trip (the post-logout redirect came
     /// back with our `state`).
     public var endSessionCompleted: Bool
+    /// Whether the provider's end-session page was opened but did not send the browser back before
+    /// the presenter's timeout: an error page, or a page of its own. The sign-out itself is done
+    /// (the tokens are removed, and revoked where the server allows it).
+    public var endSessionTimedOut = false
 }
 
 /// One sign-out: the removal of the tokens (the caller's part, first), their revocation (RFC 7009),
@@ -40,7 +44,9 @@ package struct LogoutFlow: Sendable {
     ///    reported in the result, not thrown.
     /// 3. Asks the provider for its end-session page (``AuthProvider/endSession(_:)``). A page that
     ///    returns to the app is opened with the presenter, which waits for the redirect with our
-    ///    `state`; any other page, or any page without a presenter, is returned for the caller.
+    ///    `state`; any other page, or any page without a presenter, is returned for the caller. A
+    ///    page that does not come back before the presenter's timeout ends the wait
+    ///    (``LogoutResult/endSessionTimedOut``), not the sign-out.
     package func signOut(
         presenter: (any UserAgentPresenter)?,
         endingSessionWhenSignedOut: Bool = false,
@@ -116,15 +122,11 @@ package struct LogoutFlow: Sendable {
                 return .complete(.success(AuthorizationResponse(code: "", issuer: nil)))
             }
         } catch let error as AuthError where error.code == .timeout {
-            // The presenter speaks of a sign-in; this wait is the end of one, and the tokens are gone.
-            throw AuthError(
-                .timeout,
-                "the provider's logout page did not send the browser back in time"
-                    + (tokens == nil ? "; nothing was stored here" : "; the tokens are removed"),
-                hint: "if the provider's website still shows you signed in, sign out there",
-                operation: .logout,
-                underlying: error
-            )
+            // The tokens are gone, which is the sign-out; the provider's page (an error page for a
+            // POST it refuses, a page of its own) only failed to come back.
+            client.logger.info("the provider's logout page did not send the browser back")
+            result.endSessionTimedOut = true
+            return result
         }
         result.endSessionCompleted = true
         return result

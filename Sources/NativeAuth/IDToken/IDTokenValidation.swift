@@ -29,6 +29,12 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
     /// rejects audiences it does not trust). Not an opt-out: only these exact values.
     public var trustedAudiences: Set<String>
 
+    /// The JWS algorithms this provider's ID tokens may be signed with; `nil`, the default: every
+    /// one OpenID Connect names (RS, PS and ES with SHA-256, -384 and -512, EdDSA, and for a
+    /// confidential client HS256–HS512 keyed by its secret). A provider narrows it to what its
+    /// server uses; it never widens it: `none` is never accepted, nor HS* for a public client.
+    public var allowedAlgorithms: Set<String>?
+
     /// Other spellings of the issuer that the provider documents for `iss` (Google:
     /// `accounts.google.com` beside `https://accounts.google.com`). Not an opt-out: only these
     /// exact values are accepted besides the issuer.
@@ -50,8 +56,10 @@ public struct IDTokenValidationOptions: Sendable, Equatable {
         issuerAliases: Set<String> = [],
         allowMissingIDToken: Bool = false,
         trustedAudiences: Set<String> = [],
-        tenantIssuerTemplate: String? = nil
+        tenantIssuerTemplate: String? = nil,
+        allowedAlgorithms: Set<String>? = nil
     ) {
+        self.allowedAlgorithms = allowedAlgorithms
         self.tenantIssuerTemplate = tenantIssuerTemplate
         self.leeway = leeway
         self.insecureSkipSignatureCheck = insecureSkipSignatureCheck
@@ -91,6 +99,10 @@ struct IDTokenExpectations: Sendable {
     var previousSubject: String?
     /// Whether the client has a secret (HS* tokens are refused for public clients).
     var isPublicClient: Bool
+    /// The client secret, the key of HS256–HS512 tokens (OIDC Core §10.1). Secret.
+    var clientSecret: String?
+    /// The `id_token_signed_response_alg` the client is registered with: only that one is accepted.
+    var registeredAlgorithm: String?
     /// The metadata's `id_token_signing_alg_values_supported`, when stated.
     var advertisedAlgorithms: [String]?
 

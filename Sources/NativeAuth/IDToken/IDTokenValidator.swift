@@ -10,7 +10,15 @@ internal import Logging
 /// Every failure is ``AuthError/Code/idTokenInvalid`` with a message naming the check and the
 /// values compared (never a token, nonce or hash).
 struct IDTokenValidator {
-    static let supportedAlgorithms = ["RS256", "ES256", "EdDSA"]
+    /// The asymmetric JWS algorithms an ID token may be signed with (OIDC Core §3.1.3.7, RFC 7518
+    /// §3.1): every one jwt-kit verifies.
+    static let asymmetricAlgorithms = [
+        "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
+    ]
+    /// The MAC algorithms, keyed by the client secret (OIDC Core §10.1): for confidential clients only.
+    static let secretAlgorithms = ["HS256", "HS384", "HS512"]
+    /// Every algorithm NativeAuth can verify an ID token in.
+    static let supportedAlgorithms = asymmetricAlgorithms + secretAlgorithms
 
     let options: IDTokenValidationOptions
     let jwks: JWKSCache?
@@ -71,8 +79,12 @@ struct IDTokenValidator {
             advertisedAlgorithms: metadata.idTokenSigningAlgValuesSupported
         )
         expectations.acrValues = acrValues
+        expectations.clientSecret = configuration.clientSecret
+        expectations.registeredAlgorithm = configuration.idTokenSigningAlgorithm
+        var options = provider.idTokenValidation
+        options.trustedAudiences.formUnion(configuration.trustedAudiences)
         let validator = IDTokenValidator(
-            options: provider.idTokenValidation,
+            options: options,
             jwks: metadata.jwksURI.map(client.signingKeys(at:)),
             client: client,
             now: client.clock.now(),
@@ -88,6 +100,61 @@ struct IDTokenValidator {
             client.logger.warning("ID token refused", metadata: ["reason": "\(error.message)"])
             throw error
         }
+    }
+
+    /// Verifies a signed userinfo answer (OIDC Core §5.3.2, `application/jwt`) as an ID token's
+    /// signature is verified (the same keys and algorithms), checks `iss` and `aud` when it has them,
+    /// and returns its claims. The caller checks `sub` against the sign-in.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/responseMalformed``) for an encrypted or unreadable
+    ///   answer, and for one whose signature, `iss` or `aud` is wrong.
+    static func verifiedUserInfo(
+        _ jwt: String,
+        metadata: ProviderMetadata,
+        client: ExchangeClient
+    ) async throws(AuthError) -> JSONObject {
+        let configuration = client.provider.configuration
+        let issuer = metadata.issuer ?? configuration.issuer?.absoluteString ?? client.provider.tokenIssuer
+        func refused(_ reason: String, underlying: (any Error)? = nil) -> AuthError {
+            AuthError(
+                .responseMalformed, "the signed userinfo answer is refused: \(reason)",
+                hint: "if this persists, the provider's userinfo signing is misconfigured", operation: .userInfo,
+                underlying: underlying)
+        }
+        if jwt.split(separator: ".", omittingEmptySubsequences: false).count == 5 {
+            throw refused(
+                "it is encrypted (a JWE), which NativeAuth does not decrypt; register the client for signed"
+                    + " or plain JSON userinfo")
+        }
+        guard let (header, claims) = JOSEParsing.parts(ofCompactJWS: jwt),
+            let algorithm = try? header.string("alg")
+        else { throw refused("it is not a signed JWT (three base64url parts with a JSON header and payload)") }
+        if header.contains("crit") { throw refused("its header names critical extensions (\"crit\")") }
+        var expected = IDTokenExpectations(
+            issuer: issuer, clientID: configuration.clientID, nonce: nil, accessToken: nil,
+            isPublicClient: (configuration.clientSecret ?? "").isEmpty, advertisedAlgorithms: nil)
+        expected.clientSecret = configuration.clientSecret
+        let validator = IDTokenValidator(
+            options: client.provider.idTokenValidation, jwks: metadata.jwksURI.map(client.signingKeys(at:)),
+            client: client, now: client.clock.now(), logger: client.logger)
+        do {
+            try validator.checkAlgorithm(algorithm, expected: expected)
+            try await validator.verifySignature(
+                jwt, algorithm: algorithm, keyID: try? header.string("kid"), expected: expected)
+        } catch {
+            throw refused(
+                error.message.replacingOccurrences(of: "the ID token is invalid: ", with: ""), underlying: error)
+        }
+        if claims.contains("iss"), (try? claims.string("iss")) != issuer {
+            throw refused("its iss is not the issuer \"\(issuer)\"")
+        }
+        if claims.contains("aud") {
+            let audiences = (try? claims.stringList("aud")) ?? ((try? claims.string("aud")).map { [$0] } ?? [])
+            guard audiences.contains(configuration.clientID) else {
+                throw refused("its aud does not name the client id \"\(configuration.clientID)\"")
+            }
+        }
+        return claims
     }
 
     /// Validates `token` and returns its claims.
@@ -112,7 +179,7 @@ struct IDTokenValidator {
             logger.warning("the ID token's signature is NOT checked (insecureSkipSignatureCheck)")
         } else {
             try checkAlgorithm(algorithm, expected: expected)
-            try await verifySignature(token, algorithm: algorithm, keyID: keyID)
+            try await verifySignature(token, algorithm: algorithm, keyID: keyID, expected: expected)
         }
         try checkClaims(claims, algorithm: algorithm, expected: expected)
         return claims
@@ -120,21 +187,30 @@ struct IDTokenValidator {
 
     // MARK: - Signature
 
-    private func checkAlgorithm(_ algorithm: String, expected: IDTokenExpectations) throws(AuthError) {
+    fileprivate func checkAlgorithm(_ algorithm: String, expected: IDTokenExpectations) throws(AuthError) {
         if algorithm.lowercased() == "none" {
             throw invalid("alg is \"none\" (an unsigned token), which is never accepted")
         }
-        if algorithm.uppercased().hasPrefix("HS") {
-            throw invalid(
-                expected.isPublicClient
-                    ? "alg is \(algorithm), a shared-secret signature, which a public client has no secret to check"
-                        + " (anyone could sign it with the public client id)"
-                    : "alg is \(algorithm); NativeAuth accepts only \(Self.supportedAlgorithms.joined(separator: ", "))"
-            )
+        if Self.secretAlgorithms.contains(algorithm) || algorithm.uppercased().hasPrefix("HS") {
+            guard !expected.isPublicClient else {
+                throw invalid(
+                    "alg is \(algorithm), a shared-secret signature, which a public client has no secret to check"
+                        + " (anyone could sign it with the public client id)")
+            }
         }
         guard Self.supportedAlgorithms.contains(algorithm) else {
             throw invalid(
                 "alg \(algorithm) is not supported; NativeAuth accepts \(Self.supportedAlgorithms.joined(separator: ", "))"
+            )
+        }
+        if let allowed = options.allowedAlgorithms, !allowed.contains(algorithm) {
+            throw invalid(
+                "alg \(algorithm) is not among the algorithms this provider allows"
+                    + " [\(allowed.sorted().joined(separator: ", "))]")
+        }
+        if let registered = expected.registeredAlgorithm, registered != algorithm {
+            throw invalid(
+                "alg \(algorithm) is not the id_token_signed_response_alg the client is registered with (\(registered))"
             )
         }
         if let advertised = expected.advertisedAlgorithms, !advertised.contains(algorithm) {
@@ -145,7 +221,39 @@ struct IDTokenValidator {
         }
     }
 
-    private func verifySignature(_ token: String, algorithm: String, keyID: String?) async throws(AuthError) {
+    fileprivate func verifySignature(
+        _ token: String,
+        algorithm: String,
+        keyID: String?,
+        expected: IDTokenExpectations
+    ) async throws(AuthError) {
+        if Self.secretAlgorithms.contains(algorithm) {
+            // OIDC Core §10.1: the key is the octets of the UTF-8 client secret; `kid` names nothing.
+            guard let secret = expected.clientSecret, !secret.isEmpty else {
+                throw invalid("alg is \(algorithm), but the client has no secret to check it with")
+            }
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            let key = SymmetricKey(data: Data(secret.utf8))
+            let input = Data((parts.count == 3 ? parts[0] + "." + parts[1] : "").utf8)
+            let hashBytes = algorithm == "HS512" ? 64 : algorithm == "HS384" ? 48 : 32
+            if secret.utf8.count < hashBytes {
+                // RFC 7518 §3.2 asks for a key as long as the hash; the secret is the server's choice.
+                logger.warning(
+                    "the client secret is shorter than \(algorithm) asks (RFC 7518 §3.2)",
+                    metadata: ["bytes": "\(secret.utf8.count)", "wanted": "\(hashBytes)"])
+            }
+            guard parts.count == 3, let signature = Base64URL.decode(parts[2]) else {
+                throw invalid("its signature is not base64url")
+            }
+            let valid =
+                switch algorithm {
+                case "HS384": HMAC<SHA384>.isValidAuthenticationCode(signature, authenticating: input, using: key)
+                case "HS512": HMAC<SHA512>.isValidAuthenticationCode(signature, authenticating: input, using: key)
+                default: HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: input, using: key)
+                }
+            guard valid else { throw invalid("the signature does not verify with the client secret (\(algorithm))") }
+            return
+        }
         guard let jwks else {
             throw invalid("the provider's metadata has no jwks_uri, so the signature cannot be checked")
         }
@@ -217,8 +325,10 @@ struct IDTokenValidator {
     private static func fits(_ key: JWK, algorithm: String) -> Bool {
         if let declared = key.algorithm?.rawValue, declared != algorithm { return false }
         switch algorithm {
-        case "RS256": return key.keyType == .rsa
+        case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512": return key.keyType == .rsa
         case "ES256": return key.keyType == .ecdsa && key.curve?.rawValue == "P-256"
+        case "ES384": return key.keyType == .ecdsa && key.curve?.rawValue == "P-384"
+        case "ES512": return key.keyType == .ecdsa && key.curve?.rawValue == "P-521"
         case "EdDSA": return key.keyType == .octetKeyPair && key.curve?.rawValue == "Ed25519"
         default: return false
         }
@@ -362,13 +472,15 @@ struct IDTokenValidator {
         }
     }
 
-    /// `at_hash`: the left half of the hash of the access token, base64url (OIDC Core §3.1.3.6).
-    /// RS256 and ES256 hash with SHA-256; EdDSA over Ed25519 with SHA-512.
+    /// `at_hash`: the left half of the hash of the access token, base64url (OIDC Core §3.1.3.6),
+    /// with the hash of the JWS algorithm (SHA-256 for RS256, PS256, ES256, HS256; SHA-384 and
+    /// SHA-512 likewise); EdDSA over Ed25519 with SHA-512.
     static func leftHalfHash(_ value: String, algorithm: String) -> String? {
         let digest: [UInt8]
         switch algorithm {
-        case "RS256", "ES256", "HS256": digest = Array(SHA256.hash(data: Data(value.utf8)))
-        case "EdDSA": digest = Array(SHA512.hash(data: Data(value.utf8)))
+        case "RS256", "PS256", "ES256", "HS256": digest = Array(SHA256.hash(data: Data(value.utf8)))
+        case "RS384", "PS384", "ES384", "HS384": digest = Array(SHA384.hash(data: Data(value.utf8)))
+        case "RS512", "PS512", "ES512", "HS512", "EdDSA": digest = Array(SHA512.hash(data: Data(value.utf8)))
         default: return nil
         }
         return Base64URL.encode(digest.prefix(digest.count / 2))

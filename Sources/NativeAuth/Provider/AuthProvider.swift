@@ -20,6 +20,7 @@ public import LenientJSON
 /// | ``errorMapper`` | the provider's error dialect | ``StandardErrorMapper`` |
 /// | ``idTokenValidation`` | how ID tokens are checked | every check |
 /// | ``endSession(_:)`` | the page that ends the session, and whether it comes back | OIDC RP-Initiated Logout |
+/// | ``offlineAccessNeedsConsent`` | whether `offline_access` also sends `prompt=consent` | yes (OIDC Core §11) |
 ///
 /// NativeAuth does the rest the same way for every provider: one exchange path sends every request,
 /// reads every answer and maps every error.
@@ -105,6 +106,12 @@ public protocol AuthProvider: Sendable {
     /// `post_logout_redirect_uri`, `client_id` and `state`, which returns to the app.
     func endSession(_ parameters: EndSessionParameters) -> EndSession?
 
+    /// Whether a sign-in that asks for `offline_access` also sends `prompt=consent`, when the
+    /// configuration does not say (``ProviderConfiguration/offlineAccessConsent``). Default `true`,
+    /// as OpenID Connect Core §11 asks; a module whose server issues refresh tokens for
+    /// `offline_access` without consent (and would show a consent page at every sign-in) says `false`.
+    var offlineAccessNeedsConsent: Bool { get }
+
     /// Whether DPoP (RFC 9449) is used with this provider when its metadata announces it and the
     /// configuration leaves ``ProviderConfiguration/dpop`` at ``FeaturePolicy/automatic``. Default
     /// `true`; a module whose server announces DPoP but mishandles it says `false`, and why.
@@ -137,6 +144,8 @@ extension AuthProvider {
     public var errorMapper: any ErrorMapper { StandardErrorMapper() }
 
     public var idTokenValidation: IDTokenValidationOptions { IDTokenValidationOptions() }
+
+    public var offlineAccessNeedsConsent: Bool { true }
 
     public func endSession(_ parameters: EndSessionParameters) -> EndSession? {
         guard let endpoint = parameters.metadata.endSessionEndpoint else { return nil }

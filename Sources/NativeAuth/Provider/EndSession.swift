@@ -73,3 +73,25 @@ extension EndSessionParameters: CustomStringConvertible, CustomReflectable {
         )
     }
 }
+
+/// How the browser sends the end-session request (OpenID Connect RP-Initiated Logout 1.0 §2 allows
+/// both).
+public enum EndSessionMethod: String, Sendable, CaseIterable {
+    /// A form the browser posts: the ID token (`id_token_hint`) stays out of the browser's history
+    /// and every URL. The default.
+    case post
+    /// A redirect to the end-session URL with its parameters in the query, for servers that take
+    /// the request only by GET.
+    case get
+}
+
+/// Whether a sign-in that asks for `offline_access` also asks for consent (`prompt=consent`).
+///
+/// OpenID Connect Core §11: a server must ignore `offline_access` unless `prompt` contains
+/// `consent`; one that enforces it issues a refresh token that dies with the browser session.
+public enum OfflineAccessConsent: String, Sendable, CaseIterable {
+    /// `prompt` gets `consent` whenever `offline_access` is asked for.
+    case on
+    /// `prompt` is left as it is.
+    case off
+}

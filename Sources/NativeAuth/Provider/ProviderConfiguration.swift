@@ -81,6 +81,21 @@ public struct ProviderConfiguration: Sendable {
     /// `subject_token_file`, `subject_token_command` or `subject_token_github_actions` (one of
     /// them), with `subject_token_type`, `workload_grant` and `token_exchange_audience`.
     public var workload: WorkloadGrant?
+    /// The audiences an ID token may name besides the client id (OIDC Core §3.1.3.7), added to the
+    /// provider's ``IDTokenValidationOptions/trustedAudiences``. JSON key `trusted_audience` (words
+    /// separated by spaces, or an array).
+    public var trustedAudiences: Set<String> = []
+    /// The `id_token_signed_response_alg` the client is registered with: ID tokens signed with any
+    /// other algorithm are refused. `nil`, the default: any the provider allows. JSON key
+    /// `id_token_signed_response_alg`.
+    public var idTokenSigningAlgorithm: String?
+    /// How the browser sends the end-session request (RP-Initiated Logout §2):
+    /// ``EndSessionMethod/post`` (the default) or ``EndSessionMethod/get``. JSON key `end_session_method`.
+    public var endSessionMethod: EndSessionMethod = .post
+    /// Whether a sign-in that asks for `offline_access` also sends `prompt=consent` (OIDC Core §11:
+    /// without it the server must ignore `offline_access`); `nil`, the default: as the provider says
+    /// (``AuthProvider/offlineAccessNeedsConsent``). JSON key `offline_access_consent` (`on` or `off`).
+    public var offlineAccessConsent: OfflineAccessConsent?
     /// Endpoints that win over the metadata's.
     public var endpoints: EndpointOverrides
     /// Every other key of the JSON the configuration was read from, for provider modules.
@@ -197,6 +212,10 @@ public struct ProviderConfiguration: Sendable {
         self.clientMetadataDocument = try values.read(.clientMetadataDocument)
         self.dpop = try values.read(.dpop) ?? .automatic
         self.pushedAuthorizationRequests = try values.read(.pushedAuthorizationRequests) ?? .automatic
+        self.trustedAudiences = Set(try values.read(.trustedAudiences) ?? [])
+        self.idTokenSigningAlgorithm = try values.read(.idTokenSigningAlgorithm)
+        self.endSessionMethod = try values.read(.endSessionMethod) ?? .post
+        self.offlineAccessConsent = try values.read(.offlineAccessConsent)
     }
 
     /// A resource indicator (RFC 8707 §2): an absolute `https` URL (plain `http` only to the

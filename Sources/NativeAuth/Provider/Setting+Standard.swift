@@ -49,6 +49,16 @@ extension Setting where Value == String {
         help: "How the workload's token is used: token_exchange (RFC 8693, the default) or jwt_bearer (RFC 7523).",
         valueName: "token_exchange|jwt_bearer", group: .workload,
         parse: .choice(["token_exchange", "jwt_bearer"]) { ["token_exchange", "jwt_bearer"].contains($0) ? $0 : nil })
+    /// `id_token_signed_response_alg`: the one JWS algorithm the client is registered to get ID
+    /// tokens in (OIDC Dynamic Client Registration §2).
+    public static let idTokenSigningAlgorithm = Setting(
+        "id_token_signed_response_alg",
+        help: "The algorithm the client is registered to get ID tokens signed with (RS256, ES384, HS512, …):"
+            + " ID tokens signed otherwise are refused.",
+        valueName: "alg", group: .server,
+        parse: .choice(IDTokenValidator.supportedAlgorithms) {
+            IDTokenValidator.supportedAlgorithms.contains($0) ? $0 : nil
+        })
     /// `token_exchange_audience`: the `audience` of a token exchange.
     public static let tokenExchangeAudience = Setting(
         "token_exchange_audience", help: "The audience to ask a token exchange for.", valueName: "audience",
@@ -74,6 +84,12 @@ extension Setting where Value == [String] {
         help: "Environment variables the subject token command gets besides PATH, HOME, locale, display and proxy"
             + " ones, space-separated (NAME, or PREFIX* for every one that starts so).",
         valueName: "names", group: .workload, parse: .words)
+    /// `trusted_audience`: audiences an ID token may name besides the client id.
+    public static let trustedAudiences = Setting(
+        "trusted_audience",
+        help: "An audience an ID token may name besides the client id (OIDC Core §3.1.3.7), such as an API the"
+            + " server adds; several are space-separated (on a command line, repeated). Others are refused.",
+        valueName: "audience", group: .server, parse: .words)
     /// `scope`: the scopes to ask for, `openid` by default.
     public static let scope = Setting(
         "scope", help: "The scopes to ask for, space-separated.", valueName: "scopes", group: .request, parse: .words)
@@ -114,6 +130,25 @@ extension Setting where Value == Bool {
         "require_pkce",
         help: "Refuse a server whose metadata does not announce PKCE S256 (S256 is always sent).",
         group: .server, parse: .flag)
+}
+
+extension Setting where Value == EndSessionMethod {
+    /// `end_session_method`: how the browser sends the end-session request.
+    public static let endSessionMethod = Setting(
+        "end_session_method",
+        help: "How the browser sends the end-session request: post (the default; the ID token stays out of the"
+            + " browser's history) or get, for servers that take it only by GET.",
+        valueName: "post|get", group: .server, parse: .cases())
+}
+
+extension Setting where Value == OfflineAccessConsent {
+    /// `offline_access_consent`: whether asking for `offline_access` adds `prompt=consent`.
+    public static let offlineAccessConsent = Setting(
+        "offline_access_consent",
+        help: "Whether a sign-in asking for offline_access also asks for consent (prompt=consent), without which"
+            + " OpenID Connect servers may ignore offline_access (OIDC Core §11): on or off; the provider decides"
+            + " when unset (on for a generic OpenID provider).",
+        valueName: "on|off", group: .request, parse: .cases())
 }
 
 extension Setting where Value == ClientAuthentication {
@@ -177,8 +212,10 @@ extension ProviderSetting {
             Setting.requirePKCE.declaration,
             Setting.clientSecret.declaration, Setting.clientAuthentication.declaration,
             Setting.clientAssertionKey.declaration, Setting.clientAssertionKeyID.declaration,
-            Setting.clientAssertionAudience.declaration,
-            Setting.scope.declaration, Setting.resource.declaration, Setting.dpop.declaration,
+            Setting.clientAssertionAudience.declaration, Setting.trustedAudiences.declaration,
+            Setting.idTokenSigningAlgorithm.declaration, Setting.endSessionMethod.declaration,
+            Setting.scope.declaration, Setting.offlineAccessConsent.declaration, Setting.resource.declaration,
+            Setting.dpop.declaration,
             Setting.pushedAuthorizationRequests.declaration, Setting.followResourceMetadata.declaration,
             Setting.subjectTokenFile.declaration, Setting.subjectTokenCommand.declaration,
             Setting.subjectTokenCommandEnvironment.declaration,

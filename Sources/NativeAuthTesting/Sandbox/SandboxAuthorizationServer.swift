@@ -95,12 +95,49 @@ public final class SandboxAuthorizationServer: Sendable {
         case jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     }
 
-    /// How ID tokens are signed.
-    public enum SigningAlgorithm: String, Sendable {
+    /// How ID tokens (and signed userinfo answers) are signed: every JWS algorithm OpenID Connect
+    /// names.
+    public enum SigningAlgorithm: String, Sendable, CaseIterable {
         /// ECDSA with P-256 and SHA-256: keys are made in microseconds.
         case es256 = "ES256"
+        /// ECDSA with P-384 and SHA-384.
+        case es384 = "ES384"
+        /// ECDSA with P-521 and SHA-512.
+        case es512 = "ES512"
         /// RSASSA-PKCS1-v1_5 with SHA-256 and a 2048-bit key, as most providers use.
         case rs256 = "RS256"
+        /// RSASSA-PKCS1-v1_5 with SHA-384.
+        case rs384 = "RS384"
+        /// RSASSA-PKCS1-v1_5 with SHA-512.
+        case rs512 = "RS512"
+        /// RSASSA-PSS with SHA-256.
+        case ps256 = "PS256"
+        /// RSASSA-PSS with SHA-384.
+        case ps384 = "PS384"
+        /// RSASSA-PSS with SHA-512.
+        case ps512 = "PS512"
+        /// Ed25519.
+        case edDSA = "EdDSA"
+        /// HMAC with SHA-256, keyed by the client secret of the token's audience (OIDC Core §10.1;
+        /// a public client's id stands in for the secret it does not have). Nothing is published.
+        case hs256 = "HS256"
+        /// HMAC with SHA-384, likewise.
+        case hs384 = "HS384"
+        /// HMAC with SHA-512, likewise.
+        case hs512 = "HS512"
+    }
+
+    /// What ``alterNextIDTokens(_:count:)`` and ``alterNextUserInfo(_:count:)`` do to a JWT the sandbox
+    /// signs, to play the OP of a conformance test.
+    public enum JWTAlteration: Sendable {
+        /// No `kid` in the header.
+        case withoutKeyID
+        /// `alg` `none` and no signature.
+        case unsigned
+        /// A signature with one bit flipped.
+        case badSignature
+        /// These claims set (a `null` removes one): a wrong `aud`, `sub` or `nonce`, a missing `iat`.
+        case claims(JSONObject)
     }
 
     /// A person who can sign in.
@@ -228,6 +265,12 @@ public final class SandboxAuthorizationServer: Sendable {
         public var devicePollingInterval: Duration
         /// Whether a refresh returns a new refresh token and retires the old one.
         public var rotateRefreshTokens: Bool
+        /// Whether the userinfo endpoint answers with a signed JWT (`application/jwt`, OIDC Core
+        /// §5.3.2) signed as ID tokens are, with `iss` and `aud`. Off by default (JSON).
+        public var signsUserInfo = false
+        /// Whether the end-session endpoint takes only GET and answers a POST 404, as some servers
+        /// do (RP-Initiated Logout §2 says both). Off by default.
+        public var endSessionTakesGETOnly = false
         /// How ID tokens are signed.
         public var signingAlgorithm: SigningAlgorithm
         /// The scopes a client may ask for.
@@ -307,6 +350,11 @@ public final class SandboxAuthorizationServer: Sendable {
         /// parameters are kept, and the authorization endpoint takes their `request_uri` (with the
         /// same `client_id`) once, until it expires. Off by default.
         public var pushedAuthorizationRequests = false
+        /// Whether the pushed authorization endpoint refuses a push without a DPoP proof
+        /// (`invalid_dpop_proof`), as a server that requires DPoP for the client may (RFC 9449
+        /// §10.1). A proof there, checked as at the token endpoint, binds the code to its key
+        /// either way. Off by default.
+        public var requiresDPoPAtPushedRequests = false
         /// Take authorization requests by `request_uri` only, and announce
         /// `require_pushed_authorization_requests`. Off by default.
         public var requiresPushedAuthorizationRequests = false
@@ -335,7 +383,7 @@ public final class SandboxAuthorizationServer: Sendable {
         ///   - deviceCodeLifetime: Device code lifetime (default 10 min).
         ///   - devicePollingInterval: Device polling interval (default 1 s).
         ///   - rotateRefreshTokens: Whether refresh tokens rotate (default yes).
-        ///   - signingAlgorithm: ES256 (default) or RS256.
+        ///   - signingAlgorithm: ES256 (default), or any other of ``SigningAlgorithm``.
         ///   - scopesSupported: The scopes clients may ask for.
         ///   - port: The port, 0 for any free one.
         ///   - clock: The current time.
@@ -568,6 +616,17 @@ public final class SandboxAuthorizationServer: Sendable {
         core.state.withLockedValue {
             $0.failures[endpoint, default: []].append(contentsOf: repeatElement(failure, count: count))
         }
+    }
+
+    /// Alters the next `count` ID tokens the sandbox issues as `alteration` says.
+    public func alterNextIDTokens(_ alteration: JWTAlteration, count: Int = 1) {
+        core.state.withLockedValue { $0.idTokenAlterations += Array(repeating: alteration, count: max(0, count)) }
+    }
+
+    /// Alters the next `count` userinfo answers: their claims (``JWTAlteration/claims(_:)``), and,
+    /// with ``Configuration/signsUserInfo``, their signature or header.
+    public func alterNextUserInfo(_ alteration: JWTAlteration, count: Int = 1) {
+        core.state.withLockedValue { $0.userInfoAlterations += Array(repeating: alteration, count: max(0, count)) }
     }
 
     /// Signs with a new key from now on. The JWKS keeps the previous keys unless `retainPrevious`

@@ -305,9 +305,13 @@ extension SandboxCore {
             claims["auth_time"] = .integer(Int64(authorization.authTime.timeIntervalSince1970))
             if let acr = authorization.acr { claims["acr"] = .string(acr) }
             if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
-            let digest = SHA256.hash(data: Data(access.utf8))
-            claims["at_hash"] = .string(Base64URL.encode(Array(digest).prefix(16)))
-            guard let idToken = try? state.withLockedValue({ try $0.signer.sign(claims) }) else {
+            let secret = signingSecret(of: authorization.clientID)
+            let idToken = try? state.withLockedValue { state in
+                claims["at_hash"] = .string(state.signer.leftHalfHash(access))
+                let alteration = state.idTokenAlterations.isEmpty ? nil : state.idTokenAlterations.removeFirst()
+                return try state.signer.sign(claims, secret: secret, alteration: alteration)
+            }
+            guard let idToken else {
                 return oauthError("server_error", "the ID token could not be signed", status: 500)
             }
             answer["id_token"] = .string(idToken)

@@ -127,6 +127,9 @@ final class SandboxCore: Sendable {
         var dpopProofs: [String] = []
         /// Why each refused DPoP proof was refused, in order.
         var dpopRefusals: [String] = []
+        /// Alterations of the next ID tokens and userinfo answers.
+        var idTokenAlterations: [SandboxAuthorizationServer.JWTAlteration] = []
+        var userInfoAlterations: [SandboxAuthorizationServer.JWTAlteration] = []
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
@@ -234,6 +237,8 @@ final class SandboxCore: Sendable {
             return pushAuthorizationRequest(request)
         case (.clientMetadataDocument, "GET"): return clientMetadataDocument(request)
         case (.revocation, "POST"): return revoke(request)
+        case (.endSession, "POST") where configuration.endSessionTakesGETOnly:
+            return .text("<html><body>Not Found</body></html>", status: 404, contentType: "text/html")
         case (.endSession, "GET"), (.endSession, "POST"): return endSession(request)
         case (.deviceAuthorization, "POST"): return deviceAuthorization(request)
         case (.deviceVerification, "GET"): return devicePage(request)
@@ -294,6 +299,8 @@ final class SandboxCore: Sendable {
             "id_token_signing_alg_values_supported": .array([
                 .string(state.withLockedValue { $0.signer.algorithm.rawValue })
             ]),
+            "userinfo_signing_alg_values_supported": configuration.signsUserInfo
+                ? .array([.string(state.withLockedValue { $0.signer.algorithm.rawValue })]) : nil,
             "scopes_supported": .array(configuration.scopesSupported.map { .string($0) }),
             "claims_supported": [
                 "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "name", "given_name",
@@ -443,7 +450,29 @@ final class SandboxCore: Sendable {
                 headers: [("WWW-Authenticate", #"Bearer realm="sandbox", error="insufficient_scope", scope="openid""#)]
             )
         }
-        return json(claims(of: record.authorization.subject, scopes: record.authorization.scopes))
+        var claims = claims(of: record.authorization.subject, scopes: record.authorization.scopes)
+        let alteration = state.withLockedValue { state in
+            state.userInfoAlterations.isEmpty ? nil : state.userInfoAlterations.removeFirst()
+        }
+        guard configuration.signsUserInfo else {
+            if case .claims(let changed) = alteration {
+                for member in changed { claims[member.key] = member.value == .null ? nil : member.value }
+            }
+            return json(claims)
+        }
+        claims["iss"] = .string(issuer)
+        claims["aud"] = .string(record.authorization.clientID)
+        let secret = signingSecret(of: record.authorization.clientID)
+        guard
+            let jwt = try? state.withLockedValue({ try $0.signer.sign(claims, secret: secret, alteration: alteration) })
+        else { return oauthError("server_error", "the userinfo answer could not be signed", status: 500) }
+        return TestResponse(status: 200, headers: [("Content-Type", "application/jwt")], body: Data(jwt.utf8))
+    }
+
+    /// The HMAC key of HS256–HS512 tokens for `clientID`: its secret, or (a public client's, which a
+    /// client must refuse) its id.
+    func signingSecret(of clientID: String) -> String {
+        client(clientID)?.secret ?? clientID
     }
 
     func resource(_ request: TestRequest) -> TestResponse {

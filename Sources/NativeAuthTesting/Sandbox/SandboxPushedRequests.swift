@@ -17,8 +17,23 @@ extension SandboxCore {
     /// ``SandboxAuthorizationServer/Configuration/pushedRequestLifetime``; answered 201 with the
     /// `request_uri` and `expires_in`.
     func pushAuthorizationRequest(_ request: TestRequest) -> TestResponse {
-        authenticated(request) { client in
-            let form = request.form
+        // RFC 9449 §10.1: a proof here binds the code to its key, as `dpop_jkt` would.
+        let thumbprint: String?
+        switch dpopProof(request, site: .authorizationServer) {
+        case .success(let value): thumbprint = value
+        case .failure(let refusal): return refusal.response
+        }
+        if configuration.requiresDPoPAtPushedRequests, thumbprint == nil {
+            return oauthError("invalid_dpop_proof", "this client must push its requests with a DPoP proof")
+        }
+        return authenticated(request) { client in
+            var form = request.form
+            if let thumbprint {
+                if let jkt = form.first(named: "dpop_jkt"), jkt != thumbprint {
+                    return oauthError("invalid_dpop_proof", "dpop_jkt is not the thumbprint of the proof's key")
+                }
+                form = form.filter { $0.name != "dpop_jkt" } + [FormField("dpop_jkt", thumbprint)]
+            }
             guard form.first(named: "request_uri") == nil else {
                 return oauthError("invalid_request", "a pushed request cannot itself carry a request_uri")
             }
