@@ -5,7 +5,8 @@ import NativeAuthTesting
 import TestSupport
 import Testing
 
-/// DPoP (RFC 9449) and pushed authorization requests (RFC 9126) against idpyoidc's OpenID provider
+/// DPoP (RFC 9449), pushed authorization requests (RFC 9126), HS256 ID tokens and signed userinfo
+/// against idpyoidc's OpenID provider
 /// (PyPI, IdentityPython), a server nobody here wrote, with its DPoP and PAR add-ons
 /// (scripts/idpyoidc-server/server.py, started here; `scripts/test-server start` installs idpyoidc
 /// into .venv).
@@ -46,6 +47,42 @@ struct IdpyOIDCServerTests {
         #expect(!authorization.contains("state") && !authorization.contains("nonce"), "\(authorization)")
         #expect(requests.contains("POST /token query= dpop=True"), "\(log)")
         #expect(!log.contains("error"), "idpyoidc refused nothing: \(log)")
+    }
+
+    /// A confidential client registered for HS256 ID tokens (keyed by its secret, OIDC Core §10.1)
+    /// and RS256-signed userinfo (`application/jwt`, §5.3.2), as idpyoidc issues them: the sign-in
+    /// verifies the HMAC, and userinfo is verified and read.
+    @Test func hmacIDTokensAndSignedUserInfoFromAServerNobodyHereWrote() async throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.path + "/idpyoidc"
+        // Without DPoP: idpyoidc 5.0.0 checks `ath` at userinfo as a hex digest (RFC 9449 §4.2: base64url).
+        let server = try RunningCommand(IdpyOIDC.python, [IdpyOIDC.script, state, "--without-dpop"])
+        defer { server.stop() }
+        let line = try await server.line { $0.hasPrefix("issuer: ") }
+        let issuer = try #require(URL(string: String(line.dropFirst("issuer: ".count))))
+
+        let configuration = ProviderConfiguration(
+            issuer: issuer, clientID: "nativeauth-confidential",
+            clientSecret: "idpyoidc-confidential-client-secret-of-the-tests", scopes: ["openid", "profile"],
+            clientAuthentication: .clientSecretBasic)
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(configuration: configuration), store: MemoryTokenStore(),
+            transport: StandardTransport.platformDefault())
+        let tokens = try await auth.login(
+            presenter: LoopbackPresenter(
+                configuration: .init(timeout: .seconds(30), opener: RedirectFollowingBrowser())))
+        let idToken = try #require(tokens.idToken)
+        #expect(try JOSEParsing.parts(ofCompactJWS: idToken)?.header.string("alg") == "HS256")
+        #expect(tokens.subject?.isEmpty == false)
+
+        let info = try await auth.userInfo()
+        #expect(info.subject == tokens.subject)
+        #expect(info.name == "Diana Prince")
+        #expect(try info.claims.string("iss") == issuer.absoluteString, "the signed answer's own iss")
+        let log = try String(contentsOfFile: state + "/requests.log", encoding: .utf8)
+        #expect(log.contains("GET /userinfo "), "\(log)")
+        #expect(!log.contains("error"), "idpyoidc refused nothing: \(log)")
+
     }
 }
 

@@ -2,10 +2,15 @@
 pushed authorization request (RFC 9126) add-ons, on 127.0.0.1: a server nobody here wrote, for
 the integration tests of DPoP and PAR (Tests/NativeAuthIntegrationTests/IdpyOIDCServerTests.swift).
 
-    server.py STATE_DIR     listens on a free port on 127.0.0.1 and prints `issuer: URL` on stderr
+    server.py STATE_DIR [--without-dpop]
+        listens on a free port on 127.0.0.1 and prints `issuer: URL` on stderr; --without-dpop
+        leaves DPoP out (idpyoidc 5.0.0 checks a proof's `ath` at its userinfo endpoint as a hex
+        digest, not RFC 9449 §4.2's base64url, so a DPoP-bound token cannot reach userinfo)
 
-One public client, `nativeauth-cli`, with loopback redirect URIs on any port (RFC 8252 §7.3); one
-user, signed in without a page (idpyoidc's NoAuthn). DPoP is checked at the token endpoint, which
+One public client, `nativeauth-cli`, and one confidential client, `nativeauth-confidential`
+(secret CONFIDENTIAL_SECRET), registered for ID tokens signed HS256 with its secret (OIDC Core
+§10.1) and userinfo signed RS256 (OIDC Core §5.3.2); both with loopback redirect URIs on any port
+(RFC 8252 §7.3); one user, signed in without a page (idpyoidc's NoAuthn). DPoP is checked at the token endpoint, which
 then issues `DPoP` tokens whose `cnf.jkt` is the proof's key. Every request is logged to
 STATE_DIR/requests.log: its method, path, the names of its query parameters, and whether it came
 with a DPoP header; idpyoidc's refusals follow, with the exception's text.
@@ -23,9 +28,12 @@ from idpyoidc.server.configure import OPConfiguration
 from idpyoidc.server.user_authn.authn_context import INTERNETPROTOCOLPASSWORD
 
 CLIENT_ID = "nativeauth-cli"
+CONFIDENTIAL_ID = "nativeauth-confidential"
+# As long as HS256's hash (RFC 7518 §3.2); a test server's, known to the test.
+CONFIDENTIAL_SECRET = "idpyoidc-confidential-client-secret-of-the-tests"
 
 
-def configuration(issuer, state):
+def configuration(issuer, state, dpop=True):
     crypt = {"kwargs": {"keys": {"key_defs": [{"type": "OCT", "use": ["enc"], "kid": "password"},
                                               {"type": "OCT", "use": ["enc"], "kid": "salt"}]}, "iterations": 1}}
     authn = ["client_secret_post", "client_secret_basic", "none"]
@@ -37,9 +45,9 @@ def configuration(issuer, state):
         "add_on": {
             "pkce": {"function": "idpyoidc.server.oauth2.add_on.pkce.add_support",
                      "kwargs": {"essential": True, "code_challenge_method": "S256"}},
-            "dpop": {"function": "idpyoidc.server.oauth2.add_on.dpop.add_support",
-                     "kwargs": {"dpop_signing_alg_values_supported": ["ES256"], "dpop_endpoints": ["token"]}},
-        },
+        } | ({"dpop": {"function": "idpyoidc.server.oauth2.add_on.dpop.add_support",
+                       "kwargs": {"dpop_signing_alg_values_supported": ["ES256"], "dpop_endpoints": ["token"]}}}
+             if dpop else {}),
         "token_handler_args": {
             "jwks_def": {"private_path": os.path.join(state, "token_jwks.json"), "read_only": False,
                          "key_defs": [{"type": "oct", "bytes": 24, "use": ["enc"], "kid": "code"}]},
@@ -58,6 +66,8 @@ def configuration(issuer, state):
                                      "kwargs": {"client_authn_method": authn}},
             "token": {"path": "token", "class": "idpyoidc.server.oidc.token.Token",
                       "kwargs": {"client_authn_method": authn}},
+            "userinfo": {"path": "userinfo", "class": "idpyoidc.server.oidc.userinfo.UserInfo",
+                         "kwargs": {"client_authn_method": ["bearer_header"]}},
         },
         "authentication": {"anon": {"acr": INTERNETPROTOCOLPASSWORD,
                                     "class": "idpyoidc.server.user_authn.user.NoAuthn", "kwargs": {"user": "diana"}}},
@@ -71,13 +81,15 @@ def configuration(issuer, state):
 
 def main():
     state = sys.argv[1]
+    dpop = "--without-dpop" not in sys.argv[2:]
     os.makedirs(state, mode=0o700, exist_ok=True)
     httpd = HTTPServer(("127.0.0.1", 0), Handler)
     issuer = "http://127.0.0.1:%d" % httpd.server_address[1]
-    server = Server(OPConfiguration(configuration(issuer, state), base_path=state), cwd=state)
+    server = Server(OPConfiguration(configuration(issuer, state, dpop), base_path=state), cwd=state)
     context = server.context
     # The add-on records the algorithms in the context; the discovery document is built before it.
-    context.provider_info["dpop_signing_alg_values_supported"] = ["ES256"]
+    if dpop:
+        context.provider_info["dpop_signing_alg_values_supported"] = ["ES256"]
     context.cdb[CLIENT_ID] = {
         "client_id": CLIENT_ID,
         "token_endpoint_auth_method": "none",
@@ -86,6 +98,19 @@ def main():
         "grant_types": ["authorization_code", "refresh_token"],
         "allowed_scopes": ["openid", "profile", "offline_access"],
     }
+    context.cdb[CONFIDENTIAL_ID] = {
+        "client_id": CONFIDENTIAL_ID,
+        "client_secret": CONFIDENTIAL_SECRET,
+        "token_endpoint_auth_method": "client_secret_basic",
+        "redirect_uris": [],
+        "response_types": ["code"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "allowed_scopes": ["openid", "profile", "offline_access"],
+        "id_token_signed_response_alg": "HS256",
+        "userinfo_signed_response_alg": "RS256",
+    }
+    # idpyoidc signs HS256 with the symmetric keys it holds as the issuer: the client's secret.
+    server.keyjar.add_symmetric(issuer, CONFIDENTIAL_SECRET)
     Handler.server_ = server
     Handler.log_path = os.path.join(state, "requests.log")
     print("issuer: " + issuer, file=sys.stderr, flush=True)
@@ -131,12 +156,14 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/jwks.json":
             return self.send(200, json.dumps(server.keyjar.export_jwks()), [("Content-Type", "application/json")])
         names = {"/.well-known/openid-configuration": "provider_config", "/authorization": "authorization",
-                 "/par": "pushed_authorization", "/token": "token"}
+                 "/par": "pushed_authorization", "/token": "token", "/userinfo": "userinfo"}
         name = names.get(url.path)
         if name is None:
             return self.send(404, "not found")
         endpoint = server.get_endpoint(name)
         request = url.query if method == "GET" else body
+        if name == "userinfo":
+            request = {}
         if name in ("authorization", "pushed_authorization"):
             self.allow_loopback_redirect(urllib.parse.parse_qs(request))
         try:
@@ -159,9 +186,10 @@ class Handler(BaseHTTPRequestHandler):
             parts = urllib.parse.urlsplit(uri)
             if parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/callback":
                 entry = (uri, {})
-                registered = Handler.server_.context.cdb[CLIENT_ID]["redirect_uris"]
-                if entry not in registered:
-                    registered.append(entry)
+                for client_id in (CLIENT_ID, CONFIDENTIAL_ID):
+                    registered = Handler.server_.context.cdb[client_id]["redirect_uris"]
+                    if entry not in registered:
+                        registered.append(entry)
 
     def answer(self, endpoint, args, request):
         if "http_response" in args:
