@@ -328,6 +328,16 @@ import Testing
         await rp.sandbox.stop()
     }
 
+    @Test("rp-claims_request-userinfo") func claimsRequestForUserInfo() async throws {
+        let rp = try await RP.start()
+        let claims: JSONObject = ["userinfo": ["email": ["essential": true]]]
+        try await rp.login(LoginOptions(claims: claims))
+        let sent = try #require(rp.sandbox.lastAuthorizationQuery.first(named: "claims"))
+        #expect(try JSONValue.parse(Data(sent.utf8)).objectValue == claims)
+        #expect(try await rp.auth.userInfo().email == "alice@example.test")
+        await rp.sandbox.stop()
+    }
+
     // MARK: - Config
 
     @Test("rp-discovery-openid-configuration") func discovery() async throws {
