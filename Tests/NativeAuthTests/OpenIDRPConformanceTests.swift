@@ -382,6 +382,8 @@ import Testing
             transport: sandbox.transport)
         let auth = try await unregistered.registeringClient(ClientMetadata(clientName: "conformance"))
         #expect(sandbox.requestCount(.registration) == 1)
+        #expect(
+            auth.provider.configuration.idTokenSigningAlgorithm == "ES256", "the registered algorithm, and no other")
         try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
         #expect(try await auth.currentTokens()?.subject == SandboxAuthorizationServer.User.alice.subject)
         await sandbox.stop()

@@ -61,6 +61,9 @@ extension Authenticator {
         let registration = try await registration(client, at: endpoint, initialAccessToken: initialAccessToken)
         configuration.clientID = registration.clientID
         configuration.clientSecret = registration.clientSecret
+        if let algorithm = registration.idTokenSignedResponseAlg {
+            configuration.idTokenSigningAlgorithm = algorithm
+        }
         if let method = registration.tokenEndpointAuthMethod.flatMap(ClientAuthentication.init(name:)) {
             configuration.clientAuthentication = method
         } else if registration.clientSecret == nil {

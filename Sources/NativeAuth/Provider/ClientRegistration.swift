@@ -94,6 +94,9 @@ public struct ClientRegistration: Sendable, Equatable {
     public var clientSecretExpiresAt: Date?
     /// `token_endpoint_auth_method` as registered, when the answer states it.
     public var tokenEndpointAuthMethod: String?
+    /// `id_token_signed_response_alg` as registered (OIDC Dynamic Client Registration §2), when the
+    /// answer states it: ID tokens in any other algorithm are refused.
+    public var idTokenSignedResponseAlg: String?
     /// `registration_access_token` (RFC 7592), for reading or changing the registration later.
     public var registrationAccessToken: String?
     /// `registration_client_uri` (RFC 7592).
@@ -126,6 +129,7 @@ public struct ClientRegistration: Sendable, Equatable {
             $0 == 0 ? nil : Date(timeIntervalSince1970: Double($0))
         }
         tokenEndpointAuthMethod = try object.string("token_endpoint_auth_method")
+        idTokenSignedResponseAlg = try object.string("id_token_signed_response_alg")
         registrationAccessToken = try object.string("registration_access_token")
         registrationClientURI = try object.string("registration_client_uri").flatMap(URL.init(string:))
         self.endpoint = endpoint
@@ -146,6 +150,9 @@ public struct ClientRegistration: Sendable, Equatable {
             object["client_secret_expires_at"] = .integer(Int64(clientSecretExpiresAt.timeIntervalSince1970))
         }
         if let tokenEndpointAuthMethod { object["token_endpoint_auth_method"] = .string(tokenEndpointAuthMethod) }
+        if let idTokenSignedResponseAlg {
+            object["id_token_signed_response_alg"] = .string(idTokenSignedResponseAlg)
+        }
         if let registrationAccessToken { object["registration_access_token"] = .string(registrationAccessToken) }
         if let registrationClientURI {
             object["registration_client_uri"] = .string(registrationClientURI.absoluteString)

@@ -81,6 +81,8 @@ extension SandboxCore {
         answer["client_id"] = .string(client.id)
         answer["client_id_issued_at"] = .integer(Int64(issued.timeIntervalSince1970))
         answer["token_endpoint_auth_method"] = .string(method)
+        // As OIDC Dynamic Client Registration §2's servers do: the algorithm its ID tokens come in.
+        answer["id_token_signed_response_alg"] = .string(state.withLockedValue { $0.signer.algorithm.rawValue })
         if let secret = client.secret {
             answer["client_secret"] = .string(secret)
             answer["client_secret_expires_at"] = .integer(expiresAt.map { Int64($0.timeIntervalSince1970) } ?? 0)
