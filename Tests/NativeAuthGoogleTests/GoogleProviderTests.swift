@@ -145,6 +145,18 @@ final class FakeGoogle: Sendable {
         #expect(parameters.first(named: "prompt") == "consent")
     }
 
+    /// Google's own `prompt=consent` is sent once, whether or not `offline_access` is asked for
+    /// (OIDC Core §11's consent, which the generic provider adds, is there already).
+    @Test func consentIsAskedForOnceWithOfflineAccess() throws {
+        let provider = try GoogleProvider(configuration: ProviderConfiguration(clientID: "c"))
+        for scopes in [["openid"], ["openid", "offline_access"]] {
+            let parameters = CodeFlow.askingConsentForOfflineAccess(
+                provider.authorizationParameters(for: .init(scopes: scopes, redirectURI: URL(fileURLWithPath: "/"))),
+                scopes: scopes, provider: provider)
+            #expect(parameters.filter { $0.name == "prompt" }.map(\.value) == ["consent"], "\(scopes)")
+        }
+    }
+
     /// Every command at trace level, with a client secret: no token and no secret on screen.
     @Test func everyCommandAtTraceLevelPrintsNoTokenAndNoSecret() async throws {
         let google = try await FakeGoogle.start()

@@ -120,7 +120,7 @@ package struct CodeFlow: Sendable {
     /// `parameters` with `consent` in `prompt` when the sign-in asks for `offline_access` and the
     /// configuration (else the provider) wants it (OIDC Core §11); a `prompt` that has it already
     /// (Google's) is left alone, and so is `prompt=none`, which cannot show a page.
-    static func askingConsentForOfflineAccess(
+    package static func askingConsentForOfflineAccess(
         _ parameters: [FormField],
         scopes: [String],
         provider: any AuthProvider
