@@ -101,6 +101,8 @@ public final class PostgresTokenStore: TokenStore {
     let configuration: Configuration
     let logger: Logger
     let cache = NIOLockedValueBox(Cache())
+    /// The newest generation this instance read or wrote per key: a row older than it is refused.
+    let seen = NIOLockedValueBox<[TokenKey: Int64]>([:])
     let lockConnections: ConnectionGate
     private let migration = NIOLockedValueBox<Task<Void, any Error>?>(nil)
     private let secret = NIOLockedValueBox<Task<StoreSecret, any Error>?>(nil)
@@ -258,20 +260,25 @@ public final class PostgresTokenStore: TokenStore {
 
     public func load(_ key: TokenKey) async throws -> TokenSet? {
         try await ensureMigrated()
-        let row = try await operation("read the tokens of \(key)") { () -> (String?, Data?)? in
+        // What this instance knew before the read: a write of its own that ends during the read
+        // may be newer than the row read, which is not a row going backwards.
+        let floor = seen.withLockedValue { $0[key] }
+        let row = try await operation("read the tokens of \(key)") { () -> (Int64, String?, Data?)? in
             let rows = try await self.client.query(
                 """
-                SELECT key_id, sealed FROM nativeauth_token_sets
+                SELECT generation, key_id, sealed FROM nativeauth_token_sets
                 WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
                 """,
                 logger: self.logger
             )
-            for try await row in rows.decode((String?, Data?).self) { return row }
+            for try await row in rows.decode((Int64, String?, Data?).self) { return row }
             return nil
         }
         count { $0.databaseReads += 1 }
-        guard let row, let keyID = row.0, let sealed = row.1 else { return nil }
-        let plaintext = try keys.open(sealed, keyID: keyID, for: key)
+        guard let row else { return nil }
+        try checkForward(key, generation: row.0, floor: floor)
+        guard let keyID = row.1, let sealed = row.2 else { return nil }
+        let plaintext = try keys.open(sealed, keyID: keyID, for: key, generation: row.0)
         do {
             guard let object = try JSONValue.parse(plaintext).objectValue else {
                 throw AuthError(.tokenStoreFailed, "the stored tokens of \(key) are not a JSON object")
@@ -296,25 +303,61 @@ public final class PostgresTokenStore: TokenStore {
         } catch {
             throw AuthError(.tokenStoreFailed, "cannot encode the tokens of \(key): \(error)")
         }
-        let sealed = try keys.seal(plaintext, for: key)
         let keyID = keys.current.id
         let lockID = try await self.advisoryLockID(of: key)
         let channel = try await notificationChannel()
-        // The notification goes out when the statement commits, with the new generation.
-        try await write(
-            "save the tokens of \(key)", lockID: lockID,
-            """
-            WITH saved AS (
-                INSERT INTO nativeauth_token_sets AS stored (issuer, client_id, account, generation, key_id, sealed)
-                VALUES (\(key.issuer), \(key.clientID), \(key.account), 1, \(keyID), \(sealed))
-                ON CONFLICT (issuer, client_id, account) DO UPDATE
-                SET generation = stored.generation + 1, key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed,
-                    updated_at = now()
-                RETURNING generation)
-            SELECT generation, pg_notify(\(channel), \(String(lockID)) || ':' || generation)::text
-            FROM saved
-            """
-        )
+        // Compare and swap: the value is sealed for the generation it will have, which needs the
+        // one it replaces; another writer in between makes the swap fail, and it is done again.
+        var replaced = try await readGeneration(of: key)
+        // Each failed swap means another writer's landed: this ends however many write at once.
+        for _ in 0..<64 {
+            let next = replaced + 1
+            let sealed = try keys.seal(plaintext, for: key, generation: next)
+            // The notification goes out when the statement commits, with the new generation.
+            let written = try await write(
+                "save the tokens of \(key)", lockID: lockID,
+                """
+                WITH saved AS (
+                    INSERT INTO nativeauth_token_sets AS stored (issuer, client_id, account, generation, key_id, sealed)
+                    VALUES (\(key.issuer), \(key.clientID), \(key.account), \(next), \(keyID), \(sealed))
+                    ON CONFLICT (issuer, client_id, account) DO UPDATE
+                    SET generation = EXCLUDED.generation, key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed,
+                        updated_at = now()
+                    WHERE stored.generation = \(replaced)
+                    RETURNING generation)
+                SELECT generation, pg_notify(\(channel), \(String(lockID)) || ':' || generation)::text
+                FROM saved
+                """
+            )
+            if let written {
+                // This instance's own write: what it reads next must not be older.
+                seen.withLockedValue { $0[key] = written }
+                return
+            }
+            replaced = try await readGeneration(of: key)
+        }
+        throw AuthError(
+            .tokenStoreFailed, "the tokens of \(key) were changed by other writers 64 times while this one saved",
+            hint: "try again", isRetryable: true)
+    }
+
+    /// Refuses a row whose generation is older than one this instance read or wrote: someone who
+    /// can write the table put back an older row (its sealed value, bound to its generation, would
+    /// open), such as the tokens from before a logout.
+    private func checkForward(_ key: TokenKey, generation: Int64, floor: Int64?) throws {
+        let older: Int64? = seen.withLockedValue { seen in
+            if let floor, generation < floor { return floor }
+            seen[key] = max(seen[key] ?? generation, generation)
+            return nil
+        }
+        if let older {
+            throw AuthError(
+                .tokenStoreFailed,
+                "the stored tokens of \(key) went backwards (generation \(generation) after \(older)): someone who can"
+                    + " write the table put back an older row; refused",
+                hint: "check who can write nativeauth_token_sets (see the NativeAuthPostgres article on privileges);"
+                    + " sign in again to replace the row")
+        }
     }
 
     public func remove(_ key: TokenKey) async throws {
@@ -322,7 +365,7 @@ public final class PostgresTokenStore: TokenStore {
         let lockID = try await self.advisoryLockID(of: key)
         let channel = try await notificationChannel()
         // The row stays, emptied, so that its generation keeps counting: a revision never comes back.
-        try await write(
+        let removed = try await write(
             "remove the tokens of \(key)", lockID: lockID,
             """
             WITH removed AS (
@@ -335,17 +378,20 @@ public final class PostgresTokenStore: TokenStore {
             FROM removed
             """
         )
+        if let removed { seen.withLockedValue { $0[key] = max($0[key] ?? removed, removed) } }
     }
 
     /// Runs a write whose answer is the row's new generation (`nil` when it changed nothing), which
     /// it also sent to every instance, and notes it.
-    private func write(_ what: String, lockID: Int64, _ query: PostgresQuery) async throws {
+    @discardableResult
+    private func write(_ what: String, lockID: Int64, _ query: PostgresQuery) async throws -> Int64? {
         let generation = try await operation(what) { () -> Int64? in
             let rows = try await self.client.query(query, logger: self.logger)
             for try await row in rows.decode((Int64, String?).self) { return row.0 }
             return nil
         }
         wrote(lockID, generation: generation)
+        return generation
     }
 
     public func keys() async throws -> [TokenKey] {

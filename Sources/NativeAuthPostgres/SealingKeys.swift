@@ -82,19 +82,23 @@ public struct SealingKeys: Sendable {
         id == current.id ? current : previous.first { $0.id == id }
     }
 
-    /// The stored form's version, the first byte of every sealed value.
-    static let format: UInt8 = 1
+    /// The stored form's version, the first byte of every sealed value: 2 binds the row's
+    /// generation too; 1, written before it, binds the row's key only and is still read.
+    static let format: UInt8 = 2
 
     /// What a sealed value is bound to: the row's key, so that a value copied into another row
-    /// does not open there.
-    static func associatedData(_ key: TokenKey) -> Data {
-        Data("nativeauth-token-set\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)".utf8)
+    /// does not open there, and (format 2) the row's generation, so that an older value of the
+    /// same row put back under a newer generation does not open either.
+    static func associatedData(_ key: TokenKey, generation: Int64? = nil) -> Data {
+        let bound = "nativeauth-token-set\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)"
+        return Data((bound + (generation.map { "\u{0}generation \($0)" } ?? "")).utf8)
     }
 
-    /// `plaintext` sealed with the current key, bound to `key`.
-    func seal(_ plaintext: [UInt8], for key: TokenKey) throws -> Data {
+    /// `plaintext` sealed with the current key, bound to `key` and the `generation` the row will have.
+    func seal(_ plaintext: [UInt8], for key: TokenKey, generation: Int64) throws -> Data {
         do {
-            let box = try AES.GCM.seal(plaintext, using: current.key, authenticating: Self.associatedData(key))
+            let box = try AES.GCM.seal(
+                plaintext, using: current.key, authenticating: Self.associatedData(key, generation: generation))
             guard let combined = box.combined else {
                 throw AuthError(.tokenStoreFailed, "AES-GCM gave no combined form")
             }
@@ -106,12 +110,12 @@ public struct SealingKeys: Sendable {
         }
     }
 
-    /// Opens a value sealed for `key` with the key `keyID`.
+    /// Opens a value sealed for `key`, in the row's `generation`, with the key `keyID`.
     ///
     /// - Throws: `AuthError` (`token_store_failed`) naming the key id when this instance lacks the
     ///   key, or when the key does not open the value (another key under the same id, or an altered
     ///   row). Never an empty result.
-    func open(_ sealed: Data, keyID: String, for key: TokenKey) throws -> [UInt8] {
+    func open(_ sealed: Data, keyID: String, for key: TokenKey, generation: Int64) throws -> [UInt8] {
         guard let sealingKey = self.key(id: keyID) else {
             let known = ([current] + previous).map { "\"\($0.id)\"" }.joined(separator: ", ")
             throw AuthError(
@@ -122,7 +126,7 @@ public struct SealingKeys: Sendable {
                     + " needs every key still in use"
             )
         }
-        guard sealed.first == Self.format else {
+        guard let format = sealed.first, format == Self.format || format == 1 else {
             throw AuthError(
                 .tokenStoreFailed,
                 "the stored tokens of \(key) are in an unknown format (\(sealed.first.map(String.init) ?? "empty"))",
@@ -131,13 +135,15 @@ public struct SealingKeys: Sendable {
         }
         do {
             let box = try AES.GCM.SealedBox(combined: sealed.dropFirst())
-            let opened = try AES.GCM.open(box, using: sealingKey.key, authenticating: Self.associatedData(key))
+            let bound = Self.associatedData(key, generation: format == 1 ? nil : generation)
+            let opened = try AES.GCM.open(box, using: sealingKey.key, authenticating: bound)
             return Array(opened)
         } catch {
             throw AuthError(
                 .tokenStoreFailed,
                 "the sealing key \"\(keyID)\" does not open the stored tokens of \(key): it is not the key"
-                    + " they were sealed with, or the row was altered",
+                    + " they were sealed with, or the row was altered (older tokens put back under a newer"
+                    + " generation do not open)",
                 hint: "give this instance the same key under the id \"\(keyID)\" as the instance that stored them;"
                     + " if the key is lost, remove the row and sign in again"
             )

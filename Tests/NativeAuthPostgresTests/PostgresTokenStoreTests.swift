@@ -155,6 +155,66 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    /// A database writer who puts back an older sealed set (the tokens from before a logout):
+    /// under the row's newer generation it does not open, since the generation is sealed in; with
+    /// the older generation as well, an instance that saw the newer one refuses it as going
+    /// backwards.
+    @Test func anOlderSealedSetPutBackIsRefused() async throws {
+        let database = try await TestDatabase.create()
+        let alice = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "alice")
+        let keys = try TestDatabase.keys()
+        try await TestDatabase.withStores(1, database: database, keys: keys, listening: false) { stores in
+            try await stores[0].save(Self.tokens("before"), for: alice)
+            try await TestDatabase.withClient(database: database) { client in
+                try await client.query(
+                    "CREATE TABLE kept AS SELECT generation, sealed FROM nativeauth_token_sets",
+                    logger: TestDatabase.logger)
+            }
+            try await stores[0].remove(alice)
+            let after = Self.tokens("after")
+            try await stores[0].save(after, for: alice)
+            #expect(try await stores[0].load(alice)?.accessToken == after.accessToken)
+
+            // The old sealed value under the current generation.
+            try await TestDatabase.withClient(database: database) { client in
+                try await client.query(
+                    "UPDATE nativeauth_token_sets SET sealed = (SELECT sealed FROM kept)", logger: TestDatabase.logger)
+            }
+            let altered = await #expect(throws: AuthError.self) { try await stores[0].load(alice) }
+            #expect(altered?.message.contains("the row was altered") == true, "\(String(describing: altered))")
+
+            // The old sealed value with its old generation.
+            try await TestDatabase.withClient(database: database) { client in
+                try await client.query(
+                    "UPDATE nativeauth_token_sets SET (generation, sealed) = (SELECT generation, sealed FROM kept)",
+                    logger: TestDatabase.logger)
+            }
+            let backwards = await #expect(throws: AuthError.self) { try await stores[0].load(alice) }
+            #expect(
+                backwards?.message.contains("went backwards (generation 1 after 3)") == true,
+                "\(String(describing: backwards))")
+        }
+    }
+
+    /// Two instances saving one key at once: each save is a compare-and-swap on the generation, so
+    /// every save lands (none overwrites another's generation) and the row opens.
+    @Test func concurrentSavesOfOneKeyEachLandAndTheRowOpens() async throws {
+        let database = try await TestDatabase.create()
+        let alice = TokenKey(issuer: "https://issuer.example", clientID: "client", account: "alice")
+        try await TestDatabase.withStores(2, database: database, keys: try TestDatabase.keys(), listening: false) {
+            stores in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await stores[index % 2].save(Self.tokens("save-\(index)"), for: alice) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await stores[0].load(alice) != nil)
+            #expect(try await stores[1].load(alice) != nil)
+            #expect(try await stores[0].revision(of: alice) == TokenStoreRevision([20]))
+        }
+    }
+
     // MARK: - With authenticators
 
     static func provider(_ sandbox: SandboxAuthorizationServer) throws -> GenericOIDCProvider {
