@@ -465,15 +465,21 @@ struct CLISignInTests {
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
             "--scope", "openid profile", "--store", directory.path + "/store",
         ]
-        let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        // The default log level (the test run's own may be debug).
+        let quiet = ["NATIVEAUTH_LOG_LEVEL": "warning"]
+        let login = try await run(
+            cli, ["login"] + connection, environment: quiet.merging(["BROWSER": redirectFollowingBrowser]) { $1 })
         #expect(login.status == 0)
         #expect(login.stderr.components(separatedBy: "plain HTTP").count == 2, "\(login.stderr)")
         #expect(login.stderr.contains("notice: the provider is reached over plain HTTP on the loopback interface"))
         for command in [["userinfo"], ["token"], ["status"]] {
-            let result = try await run(cli, command + connection)
+            let result = try await run(cli, command + connection, environment: quiet)
             #expect(result.status == 0, "\(command): \(result.stderr)")
             #expect(!result.stderr.contains("plain HTTP"), "\(command): \(result.stderr)")
         }
+        // Debug logging says it every time.
+        let debug = try await run(cli, ["userinfo"] + connection, environment: ["NATIVEAUTH_LOG_LEVEL": "debug"])
+        #expect(debug.stderr.contains("plain HTTP on the loopback interface"), "\(debug.stderr)")
         await sandbox.stop()
     }
 
