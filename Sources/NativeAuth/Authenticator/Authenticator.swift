@@ -299,8 +299,10 @@ public final class Authenticator: Sendable {
     ///     `post_logout_redirect_uri`. `nil` returns the URL instead.
     ///   - endingSessionWhenSignedOut: Whether to end the provider's session in the browser even
     ///     when no tokens are stored here (a session another app began). Default `false`.
-    /// - Throws: ``AuthError`` when the store cannot remove the tokens, or the end-session round
-    ///   trip fails (wrong `state`, timeout); revocation failures are in the result.
+    /// - Throws: ``AuthError`` when the store cannot remove the tokens, or the presenter fails;
+    ///   revocation failures are in the result, and so is a provider page that did not send the
+    ///   browser back before the presenter's timeout (``LogoutResult/endSessionTimedOut``): the
+    ///   tokens are removed then, which is the sign-out.
     @discardableResult
     public func logout(
         presenter: (any UserAgentPresenter)? = nil,
