@@ -89,7 +89,9 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 ConsoleOutput.standardError.write("Open this URL to end the session at the provider:")
                 ConsoleOutput.standardError.writeURL(url)
             }
-            if !noBrowser, let url = result.endSessionURL, !result.endSessionCompleted {
+            // A round trip that timed out was opened already, through a one-time start address: the
+            // URL itself (with the ID token in it) is never handed to a browser's command line.
+            if !noBrowser, let url = result.endSessionURL, !result.endSessionCompleted, !result.endSessionTimedOut {
                 // The provider's logout page does not come back to us (Cognito): just open it.
                 do {
                     try await SystemBrowserOpener().open(url)

@@ -434,8 +434,10 @@ struct CLISignInTests {
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", "public", "--store", directory.path + "/store",
         ]
-        let browser = ["BROWSER": redirectFollowingBrowser]
+        let record = directory.path + "/browser.jsonl"
+        let browser = ["BROWSER": redirectFollowingBrowser, "BROWSER_RECORD_FILE": record]
         #expect(try await run(cli, ["login"] + connection, environment: browser).status == 0)
+        let idToken = try #require(try storedTokens(in: directory.path + "/store").first { $0.hasPrefix("eyJ") })
         let started = ContinuousClock.now
         let posted = try await run(cli, ["logout", "--timeout", "3"] + connection, environment: browser)
         #expect(ContinuousClock.now - started < .seconds(20), "the short deadline, not the sign-in's")
@@ -444,6 +446,10 @@ struct CLISignInTests {
         #expect(posted.stderr.contains("--end-session-method get"), "\(posted.stderr)")
         #expect(posted.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("notice:") }.count == 1)
         #expect(posted.stdout.contains("Signed out"))
+        // The page was opened once, through the one-time start address; never the URL with the ID token.
+        let launches = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n")
+        #expect(launches.count == 2, "one browser for login, one for logout")
+        #expect(!launches.contains { $0.contains(idToken) || $0.contains("id_token_hint") })
         let status = try await run(cli, ["status", "--json"] + connection)
         #expect(try JSONValue.parse(status.stdout).objectValue?["signed_in"] == false)
 
