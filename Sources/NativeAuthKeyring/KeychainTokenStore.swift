@@ -8,6 +8,18 @@
     /// (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`), locked across processes like
     /// `FileTokenStore`.
     ///
+    /// Items go to the data protection keychain (`kSecUseDataProtectionKeychain`), where that
+    /// accessibility holds: the item is encrypted with a key of this device, readable while the
+    /// session has been unlocked once since start-up, and belongs to an access group: only programs
+    /// signed into that group (by the same team, with the same `keychain-access-groups` entitlement)
+    /// read it, without asking. That keychain needs the program to be signed with an application
+    /// identifier; without one (an unsigned command-line tool) the Keychain answers
+    /// `errSecMissingEntitlement`, and the store falls back to the login keychain for the rest of
+    /// the process. There the item lives in the keychain file, which ignores `…ThisDeviceOnly`, and
+    /// its access list trusts the program that created it (as identified by its code signature):
+    /// any other program asks the person first. Items that an earlier version left in the login
+    /// keychain are read there and moved.
+    ///
     /// It shares everything but the Keychain calls with ``SecretServiceTokenStore``: the stored
     /// JSON, writing only changes, the ``KeyringTokenLock``, the revision and moving token files
     /// in. The item's service is ``service``; its account is the key (account, issuer and client id
@@ -21,7 +33,7 @@
         public let service: String
         /// The lock of the store's keys, across the processes of this machine.
         public let lock: KeyringTokenLock
-        let storage: KeyringStorage<KeychainKeyring>
+        let storage: KeyringStorage<KeychainKeyring<SecurityKeychainCalls>>
 
         /// Creates a store.
         ///
@@ -42,7 +54,9 @@
             self.service = service
             lock = KeyringTokenLock(
                 files: FileTokenLock(directory: lockDirectory ?? TokenStorage.defaultLockDirectory(), clock: clock))
-            storage = KeyringStorage(backend: KeychainKeyring(service: service), lock: lock, files: files, moved: moved)
+            storage = KeyringStorage(
+                backend: KeychainKeyring(calls: SecurityKeychainCalls(service: service)), lock: lock, files: files,
+                moved: moved)
         }
 
         public func load(_ key: TokenKey) async throws -> TokenSet? { try await storage.load(key) }
@@ -54,79 +68,70 @@
         public func revision(of key: TokenKey) -> TokenStoreRevision? { storage.revision(of: key) }
     }
 
-    /// The Keychain half of ``KeychainTokenStore``.
-    struct KeychainKeyring: Keyring {
+    /// The Security framework's item calls, for ``KeychainKeyring``: generic-password items of one
+    /// service, in the data protection keychain (`kSecUseDataProtectionKeychain`) or the file one.
+    struct SecurityKeychainCalls: KeychainCalls {
         let service: String
 
-        private func itemQuery(_ key: TokenKey) -> [String: Any] {
+        private func query(_ account: String?, _ keychain: KeychainKind) -> [String: Any] {
+            var query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+                kSecUseDataProtectionKeychain as String: keychain == .dataProtection,
+            ]
+            if let account { query[kSecAttrAccount as String] = account }
+            return query
+        }
+
+        private func attributes(_ item: KeychainItem) -> [String: Any] {
             [
-                kSecClass as String: kSecClassGenericPassword,
-                kSecAttrService as String: service,
-                kSecAttrAccount as String: "\(key.account)\n\(key.issuer)\n\(key.clientID)",
+                kSecValueData as String: Data(item.value), kSecAttrLabel as String: item.label,
+                kSecAttrGeneric as String: Data(item.generic),
             ]
         }
 
-        func read(_ key: TokenKey) async throws -> [UInt8]? {
-            var query = itemQuery(key)
+        private func outcome(_ status: OSStatus) -> KeychainOutcome {
+            switch status {
+            case errSecSuccess: .success
+            case errSecItemNotFound: .notFound
+            case errSecMissingEntitlement: .missingEntitlement
+            case errSecInteractionNotAllowed: .locked
+            default:
+                .failure(
+                    status: status, reason: SecCopyErrorMessageString(status, nil) as String? ?? "OSStatus \(status)")
+            }
+        }
+
+        func copy(_ account: String, in keychain: KeychainKind) -> (KeychainOutcome, [UInt8]?) {
+            var query = self.query(account, keychain)
             query[kSecReturnData as String] = true
             query[kSecMatchLimit as String] = kSecMatchLimitOne
             var result: CFTypeRef?
             let status = SecItemCopyMatching(query as CFDictionary, &result)
-            if status == errSecItemNotFound { return nil }
-            try check(status, "read")
-            guard let data = result as? Data else {
-                throw AuthError(.tokenStoreFailed, "the Keychain returned the item without its data")
-            }
-            return Array(data)
+            return (outcome(status), (result as? Data).map { Array($0) })
         }
 
-        func write(_ bytes: [UInt8], label: String, for key: TokenKey) async throws {
-            let keyJSON = try KeyringFormat.keyData(key)
-            let update: [String: Any] = [
-                kSecValueData as String: Data(bytes), kSecAttrLabel as String: label,
-                kSecAttrGeneric as String: keyJSON,
-            ]
-            let status = SecItemUpdate(itemQuery(key) as CFDictionary, update as CFDictionary)
-            if status != errSecItemNotFound {
-                try check(status, "update")
-                return
-            }
-            var add = itemQuery(key).merging(update) { $1 }
+        func update(_ account: String, to item: KeychainItem, in keychain: KeychainKind) -> KeychainOutcome {
+            outcome(SecItemUpdate(query(account, keychain) as CFDictionary, attributes(item) as CFDictionary))
+        }
+
+        func add(_ account: String, _ item: KeychainItem, in keychain: KeychainKind) -> KeychainOutcome {
+            var add = query(account, keychain).merging(attributes(item)) { $1 }
             add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-            try check(SecItemAdd(add as CFDictionary, nil), "add")
+            return outcome(SecItemAdd(add as CFDictionary, nil))
         }
 
-        func delete(_ key: TokenKey) async throws -> Bool {
-            let status = SecItemDelete(itemQuery(key) as CFDictionary)
-            if status == errSecItemNotFound { return false }
-            try check(status, "delete")
-            return true
+        func delete(_ account: String, in keychain: KeychainKind) -> KeychainOutcome {
+            outcome(SecItemDelete(query(account, keychain) as CFDictionary))
         }
 
-        func keys() async throws -> [TokenKey] {
-            let query: [String: Any] = [
-                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-                kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
-            ]
+        func list(in keychain: KeychainKind) -> (KeychainOutcome, [[UInt8]]) {
+            var query = self.query(nil, keychain)
+            query[kSecReturnAttributes as String] = true
+            query[kSecMatchLimit as String] = kSecMatchLimitAll
             var result: CFTypeRef?
             let status = SecItemCopyMatching(query as CFDictionary, &result)
-            if status == errSecItemNotFound { return [] }
-            try check(status, "list")
             let items = result as? [[String: Any]] ?? []
-            return items.compactMap { item in
-                (item[kSecAttrGeneric as String] as? Data).flatMap { try? KeyringFormat.key(from: Array($0)) }
-            }
-        }
-
-        private func check(_ status: OSStatus, _ what: String) throws {
-            guard status != errSecSuccess else { return }
-            let reason = SecCopyErrorMessageString(status, nil) as String? ?? "OSStatus \(status)"
-            if status == errSecInteractionNotAllowed {
-                throw AuthError(
-                    .tokenStoreFailed, "the Keychain is locked: unlock it, or use --token-storage file",
-                    hint: "log in to this Mac's session (or unlock the keychain with `security unlock-keychain`)")
-            }
-            throw AuthError(.tokenStoreFailed, "the Keychain refused to \(what) the token item: \(reason)")
+            return (outcome(status), items.compactMap { ($0[kSecAttrGeneric as String] as? Data).map { Array($0) } })
         }
     }
 #endif
