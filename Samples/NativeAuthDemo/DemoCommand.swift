@@ -106,7 +106,7 @@ struct Demo: Sendable {
             let sandbox = try await SandboxAuthorizationServer.start(
                 .init(
                     autoApprove: approveBySelf, accessTokenLifetime: .seconds(tokenLifetime),
-                    signingAlgorithm: algorithm))
+                    signingAlgorithm: algorithm), mode: .live)
             return (sandbox, "issuer \(sandbox.issuer.absoluteString), ID tokens \(algorithm.rawValue)")
         }
         do {

@@ -46,7 +46,7 @@ struct SandboxCommand: AsyncParsableCommand {
         try await CommandSupport.run(NativeAuthDemo.self) {
             let sandbox: SandboxAuthorizationServer
             do {
-                sandbox = try await SandboxAuthorizationServer.start(configuration)
+                sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
             } catch {
                 throw AuthError(
                     .configurationInvalid, "cannot listen on 127.0.0.1:\(port)",

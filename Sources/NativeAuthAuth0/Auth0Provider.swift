@@ -95,7 +95,7 @@ public struct Auth0Provider: AuthProvider {
 ///
 /// | Auth0 says | NativeAuth |
 /// | --- | --- |
-/// | `access_denied` "Service not enabled within domain" | ``AuthError/Code/configurationInvalid``: no API has that audience |
+/// | `access_denied` "Service not found" (the authorization redirect) or "Service not enabled within domain" (the token endpoint) | ``AuthError/Code/configurationInvalid``: no API has that audience |
 /// | `unauthorized_client` "Grant type … not allowed for the client" | ``AuthError/Code/configurationInvalid``, naming the grant types setting |
 /// | `invalid_grant` "Unknown or invalid refresh token" at refresh | ``AuthError/Code/loginRequired``, naming reuse detection |
 /// | HTTP 401 from an API, without an audience configured | ``AuthError/Code/invalidToken``: the token is opaque, set the audience |
@@ -119,7 +119,8 @@ public struct Auth0ErrorMapper: ErrorMapper {
         guard let oauth = failure.oauthError else { return nil }
         let description = (oauth.errorDescription ?? "").lowercased()
         switch oauth.error {
-        case "access_denied" where description.contains("service not enabled"):
+        case "access_denied"
+        where description.contains("service not enabled") || description.contains("service not found"):
             return failure.mapped(
                 .configurationInvalid, "Auth0 knows no API with this audience",
                 hint: "set audience to an API identifier from the tenant's APIs page")

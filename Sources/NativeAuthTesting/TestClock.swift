@@ -7,7 +7,7 @@ public import NativeAuth
 ///
 /// ```swift
 /// let clock = TestClock()
-/// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.clock))
+/// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, clock: clock.clock), mode: .live)
 /// let auth = Authenticator(provider: provider, store: MemoryTokenStore(), clock: clock.clock)
 /// // … sign in, then:
 /// clock.advance(by: .seconds(3601))  // the access token has expired for both sides

@@ -9,7 +9,7 @@ import Testing
 
 @Suite(.testLogging) struct Auth0ProviderTests {
     func authenticator(
-        _ auth0: FakeAuth0, audience: String? = FakeAuth0.apiAudience, logout: String? = nil,
+        _ auth0: SandboxAuthorizationServer, audience: String? = Auth0Sandbox.apiAudience, logout: String? = nil,
         store: any TokenStore = MemoryTokenStore()
     ) throws -> Authenticator {
         var additional: JSONObject = [:]
@@ -18,9 +18,9 @@ import Testing
         return Authenticator(
             provider: try Auth0Provider(
                 configuration: ProviderConfiguration(
-                    provider: Auth0Provider.id, issuer: URL(string: auth0.issuer), clientID: FakeAuth0.clientID,
+                    provider: Auth0Provider.id, issuer: auth0.issuer, clientID: Auth0Sandbox.clientID,
                     scopes: ["openid", "profile", "email"], additional: additional)),
-            store: store, transport: auth0.server.transport)
+            store: store, transport: auth0.transport)
     }
 
     @Test func theIssuerIsTheDomainWithItsTrailingSlash() throws {
@@ -44,15 +44,15 @@ import Testing
     /// The audience goes on the authorization request, and the token it brings is one the API takes;
     /// without it the token is opaque, the API refuses it, and the mapper says to set the audience.
     @Test func theAudienceMakesATokenTheAPITakes() async throws {
-        let auth0 = try await FakeAuth0.start()
+        let auth0 = try await Auth0Sandbox.start()
         let auth = try authenticator(auth0)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: auth0.server.transport))
-        #expect(auth0.authorizeQueries.last?.first(named: "audience") == FakeAuth0.apiAudience)
-        let api = URL(string: auth0.issuer + "api/resource")!
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+        #expect(auth0.lastAuthorizationQuery.first(named: "audience") == Auth0Sandbox.apiAudience)
+        let api = auth0.issuer.appendingPathComponent("api/resource")
         #expect(try await auth.send(HTTPRequest(method: .get, url: api)).0.status.code == 200)
 
         let opaque = try authenticator(auth0, audience: nil)
-        try await opaque.login(presenter: RedirectFollowingPresenter(transport: auth0.server.transport))
+        try await opaque.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
         let mapped = await #expect(throws: AuthError.self) {
             try await opaque.send(HTTPRequest(method: .get, url: api))
         }
@@ -61,7 +61,7 @@ import Testing
 
         let unknown = try authenticator(auth0, audience: "https://nobody.test")
         let refused = await #expect(throws: AuthError.self) {
-            try await unknown.login(presenter: RedirectFollowingPresenter(transport: auth0.server.transport))
+            try await unknown.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
         }
         #expect(refused?.code == .configurationInvalid && refused?.hint?.contains("audience") == true)
     }
@@ -70,11 +70,11 @@ import Testing
     /// refresh token once, and the family lives on. A stale copy sent again (what a store without
     /// a lock lets happen) revokes the whole sign-in, which the stand-in shows.
     @Test func rotationWithReuseDetectionIsNeverTripped() async throws {
-        let auth0 = try await FakeAuth0.start()
+        let auth0 = try await Auth0Sandbox.start()
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let first = try authenticator(auth0, store: store)
-        try await first.login(presenter: RedirectFollowingPresenter(transport: auth0.server.transport))
+        try await first.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
         let stale = try #require(try await first.currentTokens()?.refreshToken)
         try await first.expireAccessToken()
         let instances = try (0..<4).map { _ in try authenticator(auth0, store: store) }
@@ -84,18 +84,18 @@ import Testing
             }
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
-        #expect(auth0.refreshes == 1 && auth0.reuseDetections == 0)
+        #expect(auth0.grantCount(.refreshToken) == 1 && auth0.reuseDetections == 0)
         try await first.refresh()
         #expect(auth0.reuseDetections == 0, "the family lives on")
 
         // What the lock prevents: the spent token sent again logs everything out.
-        var request = HTTPRequest(method: .post, url: URL(string: auth0.issuer + "oauth/token")!)
+        var request = HTTPRequest(method: .post, url: auth0.url(.token))
         request.headerFields[.contentType] = FormURLEncoding.mediaType
         let form = [
             FormField("grant_type", "refresh_token"), FormField("refresh_token", stale),
-            FormField("client_id", FakeAuth0.clientID),
+            FormField("client_id", Auth0Sandbox.clientID),
         ]
-        _ = try await auth0.server.transport.send(request, body: Data(FormURLEncoding.encode(form).utf8))
+        _ = try await auth0.transport.send(request, body: Data(FormURLEncoding.encode(form).utf8))
         #expect(auth0.reuseDetections == 1)
         let revoked = await #expect(throws: AuthError.self) { try await first.refresh() }
         #expect(revoked?.code == .loginRequired)
@@ -103,38 +103,39 @@ import Testing
     }
 
     @Test func theDeviceFlowAsksForTheAudience() async throws {
-        let auth0 = try await FakeAuth0.start()
+        let auth0 = try await Auth0Sandbox.start()
         let auth = try authenticator(auth0)
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
         try await auth.loginWithDevice(display: Silent())
-        let api = URL(string: auth0.issuer + "api/resource")!
+        let api = auth0.issuer.appendingPathComponent("api/resource")
         #expect(try await auth.send(HTTPRequest(method: .get, url: api)).0.status.code == 200)
     }
 
     @Test func logoutAtOIDCOrTheLegacyEndpoint() async throws {
-        let auth0 = try await FakeAuth0.start()
+        let auth0 = try await Auth0Sandbox.start()
         let modern = try authenticator(auth0)
-        try await modern.login(presenter: RedirectFollowingPresenter(transport: auth0.server.transport))
+        try await modern.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
         let result = try await modern.logout()
         #expect(result.revocationAttempted && result.revocationError == nil)
         #expect(result.endSessionURL?.path == "/oidc/logout")
 
         let legacy = try authenticator(auth0, logout: "legacy")
-        try await legacy.login(presenter: RedirectFollowingPresenter(transport: auth0.server.transport))
+        try await legacy.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
         let ended = try await legacy.logout()
         let url = try #require(ended.endSessionURL)
-        #expect(url.path == "/v2/logout" && url.query == "client_id=\(FakeAuth0.clientID)")
+        #expect(url.path == "/v2/logout" && url.query == "client_id=\(Auth0Sandbox.clientID)")
     }
 }
 
 /// The sample CLI against the stand-in on 127.0.0.1.
 @Suite(.testLogging) struct Auth0CLITests {
     @Test func auth0LoginRunsEveryCommandAndExplainsAnOpaqueToken() async throws {
-        let auth0 = try await FakeAuth0.start(mode: .live)
+        let auth0 = try await Auth0Sandbox.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("auth0-login")
         let connection = [
-            "--issuer", auth0.issuer, "--client-id", FakeAuth0.clientID, "--audience", FakeAuth0.apiAudience,
+            "--issuer", auth0.issuer.absoluteString, "--client-id", Auth0Sandbox.clientID, "--audience",
+            Auth0Sandbox.apiAudience,
             "--scope", "openid email", "--store", directory.path + "/store",
         ]
         let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
@@ -142,7 +143,7 @@ import Testing
         let status = try await run(cli, ["status", "--json"] + connection)
         #expect(try JSONValue.parse(status.stdout).objectValue?["signed_in"] == true)
         let token = try await run(cli, ["token"] + connection)
-        #expect(token.stdout.hasPrefix("eyJhbGciOiJSUzI1NiJ9.auth0-api-"))
+        #expect(token.stdout.hasPrefix("eyJhbGciOiJSUzI1NiJ9.auth0-"))
         let api = try await run(cli, ["api", "/api/resource"] + connection)
         #expect(api.status == 0 && api.stdout.contains("#1042"), "\(api.stderr)")
         let refresh = try await run(cli, ["refresh"] + connection)
@@ -152,12 +153,12 @@ import Testing
         #expect(logout.stderr.contains("/oidc/logout?"))
 
         // Without --audience: the API refuses the opaque token, and the hint says why.
-        let opaque = connection.filter { $0 != "--audience" && $0 != FakeAuth0.apiAudience }
+        let opaque = connection.filter { $0 != "--audience" && $0 != Auth0Sandbox.apiAudience }
         let again = try await run(cli, ["login"] + opaque, environment: ["BROWSER": redirectFollowingBrowser])
         #expect(again.status == 0, "\(again.stderr)")
         let refused = try await run(cli, ["api", "/api/resource"] + opaque)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("hint:") && refused.stderr.contains("--audience"), "\(refused.stderr)")
-        await auth0.server.stop()
+        await auth0.stop()
     }
 }

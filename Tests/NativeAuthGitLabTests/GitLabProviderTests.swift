@@ -7,13 +7,16 @@ import TestSupport
 import Testing
 
 @Suite(.testLogging) struct GitLabProviderTests {
-    func authenticator(_ gitlab: FakeGitLab, store: any TokenStore = MemoryTokenStore()) throws -> Authenticator {
+    func authenticator(
+        _ gitlab: SandboxAuthorizationServer, store: any TokenStore = MemoryTokenStore()
+    ) throws -> Authenticator {
         Authenticator(
             provider: try GitLabProvider(
                 configuration: ProviderConfiguration(
-                    provider: GitLabProvider.id, clientID: FakeGitLab.clientID,
-                    scopes: ["openid", "read_user", "api"], additional: ["host": .string(gitlab.host)])),
-            store: store, transport: gitlab.server.transport)
+                    provider: GitLabProvider.id, clientID: GitLabSandbox.clientID,
+                    scopes: ["openid", "read_user", "api"], additional: ["host": .string(gitlab.issuer.absoluteString)])
+            ),
+            store: store, transport: gitlab.transport)
     }
 
     @Test func theHostIsTheIssuer() throws {
@@ -32,11 +35,11 @@ import Testing
     /// Rotating refresh tokens: the old one is spent at each refresh, and many callers in several
     /// authenticators sharing one store cause one refresh and no `invalid_grant`.
     @Test func rotatingRefreshTokensAreSpentOnce() async throws {
-        let gitlab = try await FakeGitLab.start()
+        let gitlab = try await GitLabSandbox.start()
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let first = try authenticator(gitlab, store: store)
-        try await first.login(presenter: RedirectFollowingPresenter(transport: gitlab.server.transport))
+        try await first.login(presenter: RedirectFollowingPresenter(transport: gitlab.transport))
         try await first.expireAccessToken()
         let instances = try (0..<4).map { _ in try authenticator(gitlab, store: store) }
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
@@ -45,21 +48,21 @@ import Testing
             }
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
-        #expect(gitlab.refreshes == 1, "one refresh for 40 callers")
-        #expect(tokens.count == 1 && gitlab.isValidAccessToken(tokens.first ?? ""))
+        #expect(gitlab.refreshCount(subject: GitLabSandbox.alice.subject) == 1, "one refresh for 40 callers")
+        #expect(tokens.count == 1 && gitlab.isActive(accessToken: tokens.first ?? ""))
     }
 
     @Test func theDeviceFlowUsesItsUnlistedEndpointAndLogoutRevokes() async throws {
-        let gitlab = try await FakeGitLab.start()
+        let gitlab = try await GitLabSandbox.start()
         let auth = try authenticator(gitlab)
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
         let tokens = try await auth.loginWithDevice(display: Silent())
-        #expect(gitlab.requests.contains("/oauth/authorize_device"))
+        #expect(gitlab.requestLog.contains { $0.path == "/oauth/authorize_device" })
         #expect(tokens.refreshToken != nil)
         let result = try await auth.logout()
         #expect(result.revocationAttempted && result.revocationError == nil)
         #expect(result.endSessionURL == nil, "GitLab has no end-session endpoint")
-        #expect(!gitlab.isValidAccessToken(tokens.accessToken))
+        #expect(!gitlab.isActive(accessToken: tokens.accessToken))
     }
 }
 
@@ -67,11 +70,12 @@ import Testing
 /// documented user name.
 @Suite(.testLogging) struct GitLabCLITests {
     @Test func gitlabLoginRunsEveryCommandAndServesGit() async throws {
-        let gitlab = try await FakeGitLab.start(mode: .live)
+        let gitlab = try await GitLabSandbox.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("gitlab-login")
         let connection = [
-            "--host", gitlab.host, "--client-id", FakeGitLab.clientID, "--scope", "openid read_user api",
+            "--host", gitlab.issuer.absoluteString, "--client-id", GitLabSandbox.clientID, "--scope",
+            "openid read_user api",
             "--store", directory.path + "/store",
         ]
         let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
@@ -84,9 +88,9 @@ import Testing
         #expect(api.status == 0 && api.stdout.contains("alice"), "\(api.stderr)")
         let refresh = try await run(cli, ["refresh"] + connection)
         #expect(refresh.status == 0, "\(refresh.stderr)")
-        #expect(gitlab.refreshes == 1)
+        #expect(gitlab.refreshCount(subject: GitLabSandbox.alice.subject) == 1)
 
-        let port = gitlab.server.port
+        let port = gitlab.port
         let credential = try await run(
             cli, ["git-credential", "get"] + connection, input: "protocol=http\nhost=127.0.0.1:\(port)\n\n")
         #expect(credential.status == 0, "\(credential.stderr)")
@@ -96,7 +100,7 @@ import Testing
 
         let logout = try await run(cli, ["logout", "--no-browser"] + connection)
         #expect(logout.status == 0 && logout.stdout == "Signed out\n", "\(logout.stderr)")
-        #expect(!gitlab.isValidAccessToken(fresh.stdout.trimmingCharacters(in: .newlines)), "revoked")
-        await gitlab.server.stop()
+        #expect(!gitlab.isActive(accessToken: fresh.stdout.trimmingCharacters(in: .newlines)), "revoked")
+        await gitlab.stop()
     }
 }

@@ -29,7 +29,7 @@ import Testing
         }
 
         static func start() async throws -> Setup {
-            let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+            let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
             return Setup(sandbox: sandbox, directory: try TemporaryDirectory())
         }
     }

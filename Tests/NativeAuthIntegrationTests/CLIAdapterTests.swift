@@ -32,7 +32,7 @@ import Testing
         }
 
         static func start() async throws -> Setup {
-            let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+            let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
             let setup = Setup(sandbox: sandbox, directory: try TemporaryDirectory())
             try FileManager.default.createDirectory(atPath: setup.home, withIntermediateDirectories: true)
             return setup

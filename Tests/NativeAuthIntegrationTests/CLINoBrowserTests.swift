@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func pasteReadsTheRedirectFromStdin() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         let command = try RunningCommand(cli, arguments(["--paste"], store: store, sandbox))
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func pasteEndsWithLoginCancelledAtTheEndOfInput() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start()
+        let sandbox = try await SandboxAuthorizationServer.start(mode: .live)
         let directory = try TemporaryDirectory()
         let command = try RunningCommand(cli, arguments(["--paste"], store: directory.path + "/store", sandbox))
         _ = try await authorizationURL(command, sandbox)
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func noBrowserTakesAPaste() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         let command = try RunningCommand(cli, arguments(["--no-browser"], store: store, sandbox))
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func noBrowserTakesTheForwardedRedirectWhileStdinStaysOpen() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         let command = try RunningCommand(cli, arguments(["--no-browser"], store: store, sandbox))
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func deviceSignsInWithTheCodeAndOpenLines() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .seconds(1)))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(devicePollingInterval: .seconds(1)), mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         let command = try RunningCommand(cli, arguments(["--device"], store: store, sandbox))
@@ -106,7 +106,7 @@ import Testing
     @Test(arguments: [["--paste"], ["--no-browser"], ["--device"], []])
     func ctrlCEndsAWaitingLoginWithLoginCancelled(way: [String]) async throws {
         // Nobody approves: every way in waits.
-        let sandbox = try await SandboxAuthorizationServer.start()
+        let sandbox = try await SandboxAuthorizationServer.start(mode: .live)
         let directory = try TemporaryDirectory()
         let device = way == ["--device"]
         // Without a flag the "browser" only leaves a mark that it was opened: the sign-in waits.

@@ -79,7 +79,8 @@ import Testing
     @Test func clientSecretsComeFromPrivateFilesOrStandardInput() async throws {
         let secret = "Sandbox-Client-Secret-File-0001"
         let client = SandboxAuthorizationServer.Client(id: "confidential", secret: secret)
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let secretFile = directory.path + "/secret"
         try (secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
@@ -217,7 +218,7 @@ struct CLISignInTests {
     /// clipboard, OSC 52, does nothing); `--raw`, or output that is not a terminal, is byte for
     /// byte (review I1).
     @Test func anAPIAnswerReachesATerminalInert() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
@@ -246,7 +247,7 @@ struct CLISignInTests {
     }
 
     @Test func aTerminalShowsProgressWhileTheBrowserTakesItsTime() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         // The "person" waits three seconds before signing in.
         let slowBrowser = "/bin/sh -c 'sleep 3; exec \"$0\" \"$@\"' " + redirectFollowingBrowser
@@ -268,7 +269,7 @@ struct CLISignInTests {
     }
 
     @Test func loginThenStatusNeverPrintsATokenAndHonoursPrecedence() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         // The file names a wrong client; the environment the right one; the flags the store.
@@ -328,7 +329,8 @@ struct CLISignInTests {
         let secret = "Sandbox-Client-Secret-0123456789"
         let client = SandboxAuthorizationServer.Client(
             id: "confidential", secret: secret, postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let run = try await runEveryCommand(
             cli,
@@ -353,7 +355,8 @@ struct CLISignInTests {
         let secret = "Sandbox-Client-Secret-9876543210"
         let client = SandboxAuthorizationServer.Client(
             id: "confidential", secret: secret, postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         let record = directory.path + "/browser.jsonl"
@@ -392,7 +395,8 @@ struct CLISignInTests {
     @Test func aLogoutWhoseBrowserFailsPrintsTheURLWithoutTheIDToken() async throws {
         let client = SandboxAuthorizationServer.Client(
             id: "public", postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", "public", "--store", directory.path + "/store",
@@ -429,7 +433,7 @@ struct CLISignInTests {
             id: "public", postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
         var configuration = SandboxAuthorizationServer.Configuration(clients: [client], autoApprove: true)
         configuration.endSessionTakesGETOnly = true
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", "public", "--store", directory.path + "/store",
@@ -465,7 +469,7 @@ struct CLISignInTests {
     /// The plain-HTTP-on-loopback notice is said once, at sign-in, as a sentence; other commands
     /// are quiet about it.
     @Test func thePlainHTTPNoticeComesOnceAtSignIn() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
@@ -491,7 +495,7 @@ struct CLISignInTests {
 
     /// `--trusted-audience` accepts an ID token that also names that audience (with `azp`).
     @Test func aTrustedAudienceIsAcceptedFromTheCommandLine() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
@@ -514,7 +518,7 @@ struct CLISignInTests {
     }
 
     @Test func noBrowserPrintsTheURLOnStderr() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let result = try await run(
             cli,

@@ -17,7 +17,7 @@ import Testing
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.tls = TestTLSIdentity(
             certificateFile: certificates.path("server.pem"), keyFile: certificates.path("server.key"))
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         #expect(sandbox.issuer.scheme == "https")
         let directory = try TemporaryDirectory()
         let connection = [
@@ -66,7 +66,7 @@ import Testing
     /// (and the trace log says so, without a token); `NO_PROXY` sends them past it.
     @Test func aSignInGoesThroughTheProxy() async throws {
         let proxy = try await TinyProxy.start()
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let issuer = sandbox.issuer.absoluteString
         let connection = [

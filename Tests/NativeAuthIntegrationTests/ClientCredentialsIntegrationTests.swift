@@ -55,7 +55,7 @@ struct ClientCredentialsServerTests {
         let pair = try SandboxAuthorizationServer.ClientKeyPair(.es256)
         var client = SandboxAuthorizationServer.Client(id: "ci-job")
         client.assertionKeyPEM = pair.publicKeyPEM
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client]))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client]), mode: .live)
         let directory = try TemporaryDirectory()
         let key = directory.path + "/job.pem"
         try pair.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
@@ -97,7 +97,7 @@ struct ClientCredentialsServerTests {
         let federated = SandboxAuthorizationServer.FederatedIssuer(issuer: "https://kubernetes.default.svc")
         var configuration = SandboxAuthorizationServer.Configuration(accessTokenLifetime: .seconds(1))
         configuration.federatedIssuers = [federated]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let tokenFile = directory.path + "/token"
         let subject = "system:serviceaccount:apps:reporter"
@@ -129,7 +129,7 @@ struct ClientCredentialsServerTests {
         let federated = SandboxAuthorizationServer.FederatedIssuer(issuer: "https://kubernetes.default.svc")
         var configuration = SandboxAuthorizationServer.Configuration()
         configuration.federatedIssuers = [federated]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let record = directory.path + "/environment"
         let tokenFile = directory.path + "/token"
@@ -170,7 +170,7 @@ struct ClientCredentialsServerTests {
 
     @Test func tokenAndAPIUseTheGivenTokenAndNoStoreIsRead() async throws {
         let client = SandboxAuthorizationServer.Client(id: "ci", secret: "ci-secret-\(UUID().uuidString)")
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client]))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client]), mode: .live)
         let issued = try await Authenticator(
             provider: try GenericOIDCProvider(
                 configuration: ProviderConfiguration(
@@ -245,7 +245,7 @@ struct ClientCredentialsServerTests {
     @Test func tokensPerResourceAndAnAddedScope() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.protectedResources = ["mail", "files"]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let mail = sandbox.resourceURL("mail").absoluteString
         let files = sandbox.resourceURL("files").absoluteString
@@ -297,7 +297,7 @@ struct ClientCredentialsServerTests {
         let initial = "initial-access-" + UUID().uuidString
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.registrationAccessToken = initial
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--register-client", "--scope", "openid profile",
@@ -330,7 +330,7 @@ struct ClientCredentialsServerTests {
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.acceptsClientMetadataDocuments = true
         configuration.clientMetadataDocuments = ["cli": ["http://127.0.0.1/callback"]]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let document = sandbox.url(.clientMetadataDocument).appendingPathComponent("cli").absoluteString
         let file = directory.path + "/config.json"
@@ -354,7 +354,7 @@ struct ClientCredentialsServerTests {
     @Test func apiDiscoverGoesFromABare401ToASignInAndTheAnswer() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.protectedResources = ["mcp"]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let tools = sandbox.resourceURL("mcp").absoluteString + "/tools"
         let store = ["--store", directory.path + "/store"]

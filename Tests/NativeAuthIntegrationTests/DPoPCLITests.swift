@@ -17,7 +17,7 @@ import Testing
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.dpopSigningAlgorithms = ["ES256"]
         configuration.pushedAuthorizationRequests = true
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         let connection = [
@@ -73,7 +73,7 @@ import Testing
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.dpopSigningAlgorithms = ["ES256"]
         configuration.answersBearerToDPoP = true
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,

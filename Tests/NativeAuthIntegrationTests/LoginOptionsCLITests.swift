@@ -13,7 +13,7 @@ import Testing
     @Test func theSignInOptionsReachTheServerAndTheIDTokenMeetsThem() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.acrValuesSupported = ["urn:sandbox:mfa"]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
@@ -54,7 +54,7 @@ import Testing
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.acrValuesSupported = ["urn:sandbox:mfa"]
         configuration.resourceACR = "urn:sandbox:mfa"
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,

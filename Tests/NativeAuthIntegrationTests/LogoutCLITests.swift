@@ -33,7 +33,7 @@ import Testing
     @Test func aPublicClientSkipsARevocationEndpointForConfidentialClients() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.revocationAuthMethods = ["client_secret_basic"]
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = try await signIn(sandbox, store: directory.path + "/store")
 
@@ -52,7 +52,7 @@ import Testing
     /// A revocation the server refuses is a warning once the tokens are removed: exit 0, and the
     /// status said once.
     @Test func aFailedRevocationIsAWarningAndExitsZero() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let connection = try await signIn(sandbox, store: directory.path + "/store")
         sandbox.failNext(2, .revocation, with: .response(status: 401, contentType: "text/plain", body: "no"))
@@ -72,7 +72,8 @@ import Testing
     @Test func aLogoutWithNothingStoredSaysSoAtOnce() async throws {
         let client = SandboxAuthorizationServer.Client(
             id: SandboxAuthorizationServer.Client.defaultID, postLogoutRedirectURIs: ["http://127.0.0.1/logged-out"])
-        let sandbox = try await SandboxAuthorizationServer.start(.init(clients: [client], autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(clients: [client], autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let record = directory.path + "/browser.jsonl"
         let connection = [
@@ -105,7 +106,7 @@ import Testing
         var configuration = SandboxAuthorizationServer.Configuration(
             clients: [.init(id: "exact", redirectURIs: ["http://127.0.0.1:\(port)/callback"])], autoApprove: true)
         configuration.matchesRedirectURIsExactly = true
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
         let connection = [
             "--issuer", sandbox.issuer.absoluteString, "--client-id", "exact", "--store", directory.path + "/store",

@@ -165,7 +165,7 @@ struct NoBrowserSignInTests {
     }
 
     @Test func thePasteFlowTakesTheRedirectTheBrowserEndedOn() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let store = MemoryTokenStore()
         let auth = try authenticator(sandboxConfiguration(sandbox), store: store)
         let printed = PrintedURLs()
@@ -184,7 +184,7 @@ struct NoBrowserSignInTests {
     }
 
     @Test func aWrongPasteThenTheRightOne() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let auth = try authenticator(sandboxConfiguration(sandbox), store: MemoryTokenStore())
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()
@@ -208,7 +208,7 @@ struct NoBrowserSignInTests {
     }
 
     @Test func theLoopbackSideWinsTheRace() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let auth = try authenticator(sandboxConfiguration(sandbox), store: MemoryTokenStore())
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()
@@ -231,7 +231,7 @@ struct NoBrowserSignInTests {
     }
 
     @Test func thePasteSideWinsTheRace() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let auth = try authenticator(sandboxConfiguration(sandbox), store: MemoryTokenStore())
         let printed = PrintedURLs()
         let reader = ScriptedLineReader()

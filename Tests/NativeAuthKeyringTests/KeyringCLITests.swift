@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test(.enabled(if: SuiteKeyring.isReady)) func eightProcessesShareOneRefreshThroughTheKeyring() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let home = try Home()
         let environment = home.environment(bus: SuiteKeyring.environment["DBUS_SESSION_BUS_ADDRESS"])
         let login = try await run(
@@ -111,7 +111,7 @@ import Testing
     /// Two accounts in the keyring: listed, each an item of its own that `secret-tool` finds by
     /// its account attribute, and `logout --all` removes both.
     @Test(.enabled(if: SuiteKeyring.isReady)) func twoAccountsAreTwoItemsInTheKeyring() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let home = try Home()
         let environment = home.environment(bus: SuiteKeyring.environment["DBUS_SESSION_BUS_ADDRESS"])
         let arguments = ["--token-storage", "keyring", "--scope", "openid profile"] + connection(sandbox)
@@ -139,7 +139,7 @@ import Testing
     /// With the keyring, no token is ever written to a file: not in the state, config, runtime or
     /// temporary directory, through login, refresh and logout.
     @Test(.enabled(if: SuiteKeyring.isReady)) func noTokenReachesAFileInKeyringMode() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let home = try Home()
         let environment = home.environment(bus: SuiteKeyring.environment["DBUS_SESSION_BUS_ADDRESS"])
         let store = suiteStore(home)
@@ -172,7 +172,7 @@ import Testing
     /// Tokens kept in a file before the keyring was chosen move in (announced once); `logout`
     /// removes the sign-in from every store, whichever storage it is run with.
     @Test(.enabled(if: SuiteKeyring.isReady)) func fileTokensMoveIntoTheKeyringAndLogoutRemovesBoth() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let home = try Home()
         let environment = home.environment(bus: SuiteKeyring.environment["DBUS_SESSION_BUS_ADDRESS"])
         let files = FileTokenStore(directory: home.fileStore)
@@ -224,7 +224,7 @@ import Testing
     /// never a hang and never a prompt; nothing is lost.
     @Test func aLockedOrSilentKeyringIsAClearErrorInBoundedTime() async throws {
         let daemon = try await KeyringDaemon.start()
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let home = try Home()
         let environment = home.environment(bus: daemon.address)
         let arguments = ["--token-storage", "keyring"] + connection(sandbox)
@@ -263,7 +263,7 @@ import Testing
     /// at login; `keyring` fails closed; `none` keeps nothing on disk.
     @Test func withoutAKeyringAutoFallsBackKeyringFailsAndNoneKeepsNothing() async throws {
         let bus = try await KeyringDaemon.start(secretService: false)
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         for address in [bus.address, nil] {
             let home = try Home()
             let environment = home.environment(bus: address)

@@ -88,7 +88,7 @@ func raw(
 
 @Suite(.testLogging) struct SandboxSignInTests {
     @Test func signsInWithAutoApprovalAndEveryOIDCCheckPasses() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let auth = try authenticator(sandbox)
         let tokens = try await auth.login(presenter: loopback())
         #expect(tokens.subject == "sandbox-user-alice", "the ES256 ID token validated (signature, nonce, at_hash, iss)")
@@ -110,7 +110,7 @@ func raw(
     }
 
     @Test func aPersonApprovesOnThePageAsTheUserTheyChoose() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start()
+        let sandbox = try await SandboxAuthorizationServer.start(mode: .live)
         let browser = ClickingBrowser(user: "bob")
         let tokens = try await authenticator(sandbox).login(presenter: loopback(browser))
         #expect(tokens.subject == "sandbox-user-bob")
@@ -121,7 +121,7 @@ func raw(
     }
 
     @Test func aPersonDenies() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start()
+        let sandbox = try await SandboxAuthorizationServer.start(mode: .live)
         let auth = try authenticator(sandbox)
         let error = await #expect(throws: AuthError.self) {
             try await auth.login(presenter: loopback(ClickingBrowser(decision: "deny")))
@@ -134,7 +134,8 @@ func raw(
     }
 
     @Test func rs256AndKeyRotationWithTheJWKSRefetchedOnce() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true, signingAlgorithm: .rs256))
+        let sandbox = try await SandboxAuthorizationServer.start(
+            .init(autoApprove: true, signingAlgorithm: .rs256), mode: .live)
         let auth = try authenticator(sandbox)
         let first = try await auth.login(presenter: loopback())
         #expect(first.subject == "sandbox-user-alice")

@@ -32,7 +32,7 @@ import Testing
         configuration.tls = TestTLSIdentity(
             certificateFile: certificates.path("server.pem"), keyFile: certificates.path("server.key"),
             clientCAFile: certificates.path("ca.pem"), requiresClientCertificate: false)
-        let sandbox = try await SandboxAuthorizationServer.start(configuration)
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let ca = certificates.path("ca.pem")
         let presenting = AsyncHTTPClientTransport(
             configuration: .init(

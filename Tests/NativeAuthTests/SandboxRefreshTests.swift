@@ -207,7 +207,7 @@ import Testing
     }
 
     @Test func aTimeoutLeavesTheStoreByteForByte() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         _ = try await signedIn(sandbox, store: store)
@@ -225,7 +225,7 @@ import Testing
     }
 
     @Test func fourProcessesShareOneRefresh() async throws {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let auth = try await signedIn(sandbox, store: store)

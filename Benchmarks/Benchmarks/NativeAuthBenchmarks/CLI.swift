@@ -62,7 +62,7 @@ func cliBenchmarks() {
             metrics: [.wallClock, .throughput, cliMicroseconds, cliPeakResident],
             warmupIterations: 1, maxDuration: .seconds(15), maxIterations: 40,
             setup: {
-                let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+                let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
                 signIn.set(
                     SignInState(
                         sandbox: sandbox, directory: try temporaryDirectory(), cli: try cliPath("oidc-login"),

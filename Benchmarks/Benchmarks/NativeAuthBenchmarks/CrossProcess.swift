@@ -22,7 +22,7 @@ let invalidGrants = BenchmarkMetric.custom("invalid_grant answers", useScalingFa
 func crossProcessBenchmarks() {
     let setUp: Benchmark.BenchmarkSetupHook = {
         let cli = try cliPath("oidc-login")
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let directory = try temporaryDirectory()
         let store = FileTokenStore(directory: directory + "/store")
         _ = try await signedIn(sandbox, store: store)

@@ -42,7 +42,7 @@ func keyringBenchmarks() {
         let directory = try temporaryDirectory()
         try FileManager.default.createDirectory(
             atPath: directory + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let files = FileTokenStore(directory: directory + "/store")
         let keyring = SecretServiceTokenStore(lockDirectory: directory + "/runtime/nativeauth")
         _ = try await signedIn(sandbox, store: files)

@@ -31,7 +31,7 @@ func loginBenchmarks() {
             metrics: [.wallClock, .throughput, .mallocCountTotal] + loginPhases.map(\.metric),
             warmupIterations: 2, maxDuration: .seconds(10), maxIterations: 300,
             setup: {
-                let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+                let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
                 login.set(LoginState(sandbox: sandbox, directory: try temporaryDirectory()))
             },
             teardown: {

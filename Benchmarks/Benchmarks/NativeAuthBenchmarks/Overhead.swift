@@ -40,7 +40,7 @@ private let dpopOverhead = Fixture<DPoPState>()
 
 func overheadBenchmarks() {
     let setUp: Benchmark.BenchmarkSetupHook = {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let transport = StandardTransport.platformDefault()
         let auth = try await signedIn(sandbox, transport: transport)
         overhead.set(
@@ -115,7 +115,7 @@ func overheadBenchmarks() {
             setup: {
                 var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
                 configuration.dpopSigningAlgorithms = ["ES256"]
-                let sandbox = try await SandboxAuthorizationServer.start(configuration)
+                let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
                 let transport = StandardTransport.platformDefault()
                 let bearer = try await signedIn(sandbox, transport: transport, dpop: .disabled)
                 let dpop = try await signedIn(sandbox, transport: transport, dpop: .required)

@@ -214,7 +214,7 @@ private func startPostgresState() async throws -> PostgresState {
         try await Task.sleep(for: .milliseconds(10))
     }
 
-    let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+    let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
     let directory = try temporaryDirectory()
     let provider = try GenericOIDCProvider(
         configuration: ProviderConfiguration(

@@ -20,7 +20,7 @@ let stormMicroseconds = BenchmarkMetric.custom("wall time (µs)", useScalingFact
 
 func refreshStormBenchmarks() {
     let setUp: Benchmark.BenchmarkSetupHook = {
-        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true))
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         storm.set(StormState(sandbox: sandbox, auth: try await signedIn(sandbox)))
     }
     let tearDown: Benchmark.BenchmarkTeardownHook = {

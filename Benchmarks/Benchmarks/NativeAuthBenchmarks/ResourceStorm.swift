@@ -30,7 +30,7 @@ func resourceStormBenchmarks() {
             setup: {
                 var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
                 configuration.protectedResources = names
-                let sandbox = try await SandboxAuthorizationServer.start(configuration)
+                let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
                 let auth = try await signedIn(sandbox)
                 let resources = names.map { sandbox.resourceURL($0) }
                 for resource in resources { blackHole(try await auth.accessToken(for: resource)) }
@@ -68,7 +68,7 @@ func resourceStormBenchmarks() {
             warmupIterations: 1, maxDuration: .seconds(15), maxIterations: 25,
             setup: {
                 let sandbox = try await SandboxAuthorizationServer.start(
-                    .init(clients: [.init(id: "service", secret: secret)]))
+                    .init(clients: [.init(id: "service", secret: secret)]), mode: .live)
                 let auth = Authenticator(
                     provider: try GenericOIDCProvider(
                         configuration: ProviderConfiguration(

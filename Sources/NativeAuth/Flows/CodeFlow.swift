@@ -84,7 +84,7 @@ package struct CodeFlow: Sendable {
             await session.close()
             client.logger.info(
                 "sign-in did not complete", metadata: ["code": "\((error as? AuthError)?.code.rawValue ?? "error")"])
-            throw Self.explainingExpiry(error, of: request, now: client.clock.now())
+            throw Self.explainingExpiry(Self.mapped(error, by: provider), of: request, now: client.clock.now())
         }
         let grant = Grant.authorizationCode(
             response.code, redirectURI: request.redirectURI, codeVerifier: request.pkce.verifier)
@@ -153,6 +153,18 @@ package struct CodeFlow: Sendable {
             return nil
         }
         return policy == .disabled && !required ? nil : endpoint
+    }
+
+    /// An authorization error the callback carried (`error=access_denied`, say), in the provider's
+    /// words when its error mapper has any: Auth0 refuses an unknown audience there.
+    static func mapped(_ error: any Error, by provider: any AuthProvider) -> any Error {
+        guard let error = error as? AuthError, error.code == .authorizationFailed, error.operation == .authorization,
+            let code = error.oauthError
+        else { return error }
+        var failure = AuthFailure(operation: .authorization)
+        failure.oauthError = OAuthErrorResponse(
+            error: code, errorDescription: error.oauthErrorDescription, errorURI: error.oauthErrorURI)
+        return provider.errorMapper.map(failure) ?? error
     }
 
     /// A failed sign-in's error, saying so when the pushed request's reference had expired by then.

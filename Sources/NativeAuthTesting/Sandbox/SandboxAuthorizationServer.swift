@@ -232,8 +232,9 @@ public final class SandboxAuthorizationServer: Sendable {
     /// What the next requests to an endpoint answer instead of the real thing (see
     /// ``SandboxAuthorizationServer/failNext(_:_:with:)``).
     public enum Failure: Sendable {
-        /// An OAuth error answer (RFC 6749 §5.2): `{"error": CODE}` with the status.
-        case oauthError(String, status: Int = 400)
+        /// An OAuth error answer (RFC 6749 §5.2): `{"error": CODE, "error_description": …}` with
+        /// the status, shaped as the ``Dialect`` says.
+        case oauthError(String, status: Int = 400, description: String = "injected by the sandbox")
         /// Any status with any body: a proxy's HTML page, a 503, malformed JSON.
         case response(status: Int, contentType: String, body: String)
         /// The real answer, after a delay.
@@ -369,6 +370,12 @@ public final class SandboxAuthorizationServer: Sendable {
         /// that do not follow RFC 8252 §7.3 do: a loopback URI must then be registered with its
         /// port. Off by default (a loopback URI matches on any port).
         public var matchesRedirectURIsExactly = false
+        /// Whether a rotated-away refresh token sent again revokes every token of its sign-in
+        /// (reuse detection), as Auth0 and Okta do. Off by default: it is only refused.
+        public var detectsRefreshTokenReuse = false
+        /// How the sandbox says what it says: paths, discovery members, claims, token and error
+        /// shapes of a provider. Default the sandbox's own (``Dialect/sandbox``).
+        public var dialect: Dialect = .sandbox
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -423,34 +430,71 @@ public final class SandboxAuthorizationServer: Sendable {
     private let http: TestHTTPServer
     let core: SandboxCore
 
-    /// The issuer: `http://127.0.0.1:PORT` (`https://` when served with TLS).
+    /// The issuer: `http://127.0.0.1:PORT` (`https://` when served with TLS), followed by the
+    /// dialect's ``Dialect/issuerPath``.
     public let issuer: URL
 
     private init(http: TestHTTPServer, core: SandboxCore) {
         self.http = http
         self.core = core
-        self.issuer = http.url("")
+        let dialect = core.configuration.dialect
+        self.issuer =
+            URL(string: http.url("").absoluteString + dialect.issuerPath + (dialect.issuerEndsWithSlash ? "/" : ""))
+            ?? http.url("")
     }
 
-    /// Starts a sandbox; it listens before this returns.
+    /// The host the sandbox is served on (`http://127.0.0.1:PORT`), which ``issuer`` is a path of
+    /// with a ``Dialect``.
+    public var host: URL { http.url("") }
+
+    /// Starts a sandbox.
     ///
     /// - Parameters:
     ///   - configuration: Clients, users, lifetimes, clock.
-    ///   - mode: On 127.0.0.1 (``TestServerMode/live``, the default: browsers, loopback
-    ///     receivers and other processes reach it), or in memory, where only ``transport`` does.
+    ///   - features: Features composed onto `configuration`, in order (``Feature``).
+    ///   - mode: In memory (``TestServerMode/inMemory``, the default), where only ``transport``
+    ///     reaches it; or on 127.0.0.1 (``TestServerMode/live``), listening before this returns, for
+    ///     tests with a browser, a loopback receiver or another process.
     /// - Returns: The running sandbox.
     /// - Throws: When the port cannot be bound, or the configuration has no user or no client.
     public static func start(
         _ configuration: Configuration = Configuration(),
-        mode: TestServerMode = .live
+        _ features: Feature...,
+        mode: TestServerMode = .inMemory
     ) async throws -> SandboxAuthorizationServer {
-        let core = try SandboxCore(configuration: configuration)
-        let http = try await TestHTTPServer.start(mode, port: configuration.port, tls: configuration.tls) { request in
-            await core.handle(request)
+        var configuration = configuration
+        for feature in features { feature.apply(&configuration) }
+        return try await start(sharingHost: [configuration], mode: mode)[0]
+    }
+
+    /// Starts several sandboxes on one host, each with its own issuer (``Dialect/issuerPath``),
+    /// keys, clients and tokens: an Okta org and its custom authorization servers, a Keycloak
+    /// server's realms. A request goes to the first sandbox that serves its path.
+    ///
+    /// - Parameters:
+    ///   - configurations: One per sandbox; the first one's port and TLS identity serve them all.
+    ///   - mode: In memory (the default) or on 127.0.0.1.
+    /// - Returns: The running sandboxes, in the order of `configurations`; stopping one stops the host.
+    /// - Throws: When the port cannot be bound, or a configuration has no user or no client.
+    public static func start(
+        sharingHost configurations: [Configuration],
+        mode: TestServerMode = .inMemory
+    ) async throws -> [SandboxAuthorizationServer] {
+        guard let first = configurations.first else {
+            throw SandboxError(description: "the sandbox needs a configuration")
         }
-        let issuer = http.url("").absoluteString
-        core.state.withLockedValue { $0.issuer = issuer }
-        return SandboxAuthorizationServer(http: http, core: core)
+        let cores = try configurations.map { try SandboxCore(configuration: $0) }
+        let http = try await TestHTTPServer.start(mode, port: first.port, tls: first.tls) { request in
+            for core in cores {
+                if let answer = await core.handle(request) { return answer }
+            }
+            return first.dialect.notFound
+        }
+        let host = http.url("").absoluteString
+        return cores.map { core in
+            core.state.withLockedValue { $0.host = host }
+            return SandboxAuthorizationServer(http: http, core: core)
+        }
     }
 
     /// Stops the sandbox: closes the listener and every connection.
@@ -472,7 +516,7 @@ public final class SandboxAuthorizationServer: Sendable {
     ///
     /// - Parameter endpoint: The endpoint.
     /// - Returns: Its URL on this sandbox.
-    public func url(_ endpoint: Endpoint) -> URL { http.url(endpoint.rawValue) }
+    public func url(_ endpoint: Endpoint) -> URL { http.url(core.configuration.dialect.path(endpoint)) }
 
     /// Whether authorization requests and device codes are approved at once (no page).
     public var autoApprove: Bool {
@@ -581,7 +625,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// The URL (and resource indicator) of the protected resource `name` of
     /// ``Configuration/protectedResources``.
     public func resourceURL(_ name: String) -> URL {
-        issuer.appendingPathComponent("resources").appendingPathComponent(name)
+        host.appendingPathComponent("resources").appendingPathComponent(name)
     }
 
     /// The `resource` values each token response was issued for, in order; an empty list for a
@@ -591,6 +635,23 @@ public final class SandboxAuthorizationServer: Sendable {
     public func errorCount(_ code: String) -> Int {
         core.state.withLockedValue { $0.errorCounts[code, default: 0] }
     }
+
+    /// A request the sandbox received.
+    public struct LoggedRequest: Sendable {
+        /// `GET`, `POST`.
+        public let method: String
+        /// The path on the host.
+        public let path: String
+        /// The query's fields, then the form body's.
+        public let fields: [FormField]
+    }
+
+    /// Every request this sandbox served, in order (``resetCounts()`` empties it).
+    public var requestLog: [LoggedRequest] { core.state.withLockedValue { $0.requestLog } }
+
+    /// How many times a rotated-away refresh token came back and revoked its sign-in
+    /// (``Configuration/detectsRefreshTokenReuse``).
+    public var reuseDetections: Int { core.state.withLockedValue { $0.reuseDetections } }
 
     /// Every endpoint's request count, for reports.
     public var requestCounts: [Endpoint: Int] { core.state.withLockedValue { $0.requestCounts } }
@@ -602,6 +663,7 @@ public final class SandboxAuthorizationServer: Sendable {
             state.grantCounts = [:]
             state.refreshesBySubject = [:]
             state.errorCounts = [:]
+            state.requestLog = []
         }
     }
 
@@ -659,6 +721,12 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Throws: ``SandboxError`` when the code is unknown or expired.
     public func denyDevice(userCode: String) throws {
         try core.decideDevice(userCode: userCode, approve: false, username: nil)
+    }
+
+    /// Whether `accessToken` is one the sandbox issued that has neither expired nor been revoked.
+    public func isActive(accessToken: String) -> Bool {
+        let now = core.now
+        return core.state.withLockedValue { ($0.accessTokens[accessToken]?.expiresAt).map { $0 > now } ?? false }
     }
 
     /// Revokes every access token and keeps the refresh tokens, as a resource server's revocation

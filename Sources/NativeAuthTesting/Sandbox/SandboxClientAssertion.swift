@@ -53,7 +53,7 @@ extension SandboxCore {
     /// The audiences an assertion may name: the token endpoint (or its mutual-TLS alias), or the issuer.
     private var assertionAudiences: [String] {
         let issuer = issuer
-        return [issuer + Endpoint.token.rawValue, issuer + "/mtls" + Endpoint.token.rawValue, issuer]
+        return [url(.token), state.withLockedValue { $0.host } + "/mtls" + dialect.path(.token), issuer]
     }
 
     /// The client a `client_assertion` (RFC 7523 §2.2) proves, or why it proves nothing.

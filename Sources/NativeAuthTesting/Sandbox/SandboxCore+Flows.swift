@@ -10,6 +10,13 @@ extension SandboxCore {
     /// Redirects back to the client with `fields`, `state` and `iss` (RFC 9207).
     func redirect(_ request: PendingRequest, _ fields: [FormField], issuer: String) -> TestResponse {
         var answer = fields
+        if let error = fields.first(named: "error") {
+            let words = dialect.words(
+                .init(
+                    error: error, description: fields.first(named: "error_description") ?? "", status: 400,
+                    endpoint: .authorization))
+            answer = [FormField("error", words.error), FormField("error_description", words.description)]
+        }
         if let state = request.state { answer.append(FormField("state", state)) }
         answer.append(FormField("iss", issuer))
         let location = FormURLEncoding.url(request.redirectURI, adding: answer)?.absoluteString ?? request.redirectURI
@@ -23,7 +30,7 @@ extension SandboxCore {
     }
 
     func authorize(_ request: TestRequest) -> TestResponse {
-        let issuer = request.serverURL.absoluteString
+        let issuer = issuer(servedAt: request.serverURL.absoluteString)
         state.withLockedValue { $0.lastBrowserQuery = request.query }
         let query: [FormField]
         switch authorizationParameters(request, issuer: issuer) {
@@ -61,7 +68,7 @@ extension SandboxCore {
                 [FormField("error", "invalid_scope"), FormField("error_description", "unknown scope \(unknown)")],
                 issuer: issuer)
         }
-        pending.resources = query.filter { $0.name == "resource" }.map(\.value)
+        pending.resources = query.filter { $0.name == dialect.resourceParameter }.map(\.value)
         pending.acrValues = (query.first(named: "acr_values") ?? "").split(separator: " ").map(String.init)
         pending.claims = query.first(named: "claims")
         pending.dpopJKT = query.first(named: "dpop_jkt")
@@ -109,7 +116,7 @@ extension SandboxCore {
                 status: 400, title: "This request has expired",
                 body: "<p>Start the sign-in again from the application.</p>")
         }
-        let issuer = request.serverURL.absoluteString
+        let issuer = issuer(servedAt: request.serverURL.absoluteString)
         guard form.first(named: "decision") == "approve" else {
             return redirect(
                 pending,
@@ -199,6 +206,15 @@ extension SandboxCore {
         let (record, rotate) = state.withLockedValue { state in (state.refreshTokens[token], state.rotateRefreshTokens)
         }
         guard var record, record.expiresAt.map({ $0 > now }) ?? true else {
+            if configuration.detectsRefreshTokenReuse {
+                // Reuse detection: a rotated-away token sent again revokes its whole sign-in.
+                state.withLockedValue { state in
+                    guard let family = state.spentRefreshTokens[token] else { return }
+                    state.refreshTokens = state.refreshTokens.filter { $0.value.authorization.family != family }
+                    state.accessTokens = state.accessTokens.filter { $0.value.authorization.family != family }
+                    state.reuseDetections += 1
+                }
+            }
             return oauthError("invalid_grant", "the refresh token is unknown, expired, revoked or already rotated")
         }
         guard record.authorization.clientID == client.id else {
@@ -219,13 +235,18 @@ extension SandboxCore {
         }
         // A refused request spends nothing: the target is checked before the token rotates.
         if case .failure(let refusal) = audience(
-            asked: form.filter { $0.name == "resource" }.map(\.value), granted: record.authorization.resources)
+            asked: form.filter { $0.name == dialect.resourceParameter }.map(\.value),
+            granted: record.authorization.resources)
         {
             return refusal.response
         }
         if rotate {
             // Retire the old token; a second refresh with it is refused.
-            let removed = state.withLockedValue { $0.refreshTokens.removeValue(forKey: token) }
+            let removed = state.withLockedValue { state in
+                let removed = state.refreshTokens.removeValue(forKey: token)
+                if removed != nil { state.spentRefreshTokens[token] = record.authorization.family }
+                return removed
+            }
             guard removed != nil else {
                 return oauthError("invalid_grant", "the refresh token was already rotated")
             }
@@ -248,7 +269,7 @@ extension SandboxCore {
     ) -> TestResponse {
         let audience: [String]
         switch self.audience(
-            asked: form.filter { $0.name == "resource" }.map(\.value), granted: authorization.resources)
+            asked: form.filter { $0.name == dialect.resourceParameter }.map(\.value), granted: authorization.resources)
         {
         case .success(let value): audience = value
         case .failure(let refusal): return refusal.response
@@ -277,7 +298,7 @@ extension SandboxCore {
             tokenType = "DPoP"
         }
         let now = now
-        let access = SecureRandom.token()
+        let access = dialect.accessTokenPrefix + SecureRandom.token()
         let lifetime = configuration.accessTokenLifetime.timeInterval
         var answer: JSONObject = [
             "access_token": .string(access),
@@ -286,6 +307,7 @@ extension SandboxCore {
             "scope": .string(accessAuthorization.scopes.joined(separator: " ")),
         ]
         for member in extra { answer[member.key] = member.value }
+        for member in dialect.tokenResponse { answer[member.key] = member.value }
         var refresh: String?
         if newRefreshToken {
             refresh = SecureRandom.token()
@@ -297,6 +319,7 @@ extension SandboxCore {
         }
         if authorization.scopes.contains("openid") {
             var claims = claims(of: authorization.subject, scopes: authorization.scopes)
+            for member in dialect.idTokenClaims { claims[member.key] = member.value }
             let issued = Int64(now.timeIntervalSince1970)
             claims["iss"] = .string(issuer)
             claims["aud"] = .string(authorization.clientID)
@@ -326,11 +349,33 @@ extension SandboxCore {
                 state.refreshTokens[refresh] = RefreshToken(authorization: authorization, expiresAt: refreshExpiry)
             }
         }
-        return json(answer)
+        guard dialect.formEncodedTokenResponses else { return json(answer) }
+        let fields = answer.compactMap { member -> FormField? in
+            switch member.value {
+            case .string(let text): FormField(member.key, text)
+            case .integer(let number): FormField(member.key, String(number))
+            default: nil
+            }
+        }
+        return TestResponse(
+            status: 200,
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cache-Control", "no-store")],
+            body: Data(FormURLEncoding.encode(fields).utf8))
     }
 
-    /// The issuer, for ID tokens (set when the server has its port).
-    var issuer: String { state.withLockedValue { $0.issuer } }
+    /// The issuer, for ID tokens (known when the server has its port).
+    var issuer: String { issuer(servedAt: host) }
+
+    /// `http://127.0.0.1:PORT`.
+    var host: String { state.withLockedValue { $0.host } }
+
+    /// The issuer as a request to `host` names it.
+    func issuer(servedAt host: String) -> String {
+        host + dialect.issuerPath + (dialect.issuerEndsWithSlash ? "/" : "")
+    }
+
+    /// The URL of `endpoint` on the sandbox's host.
+    func url(_ endpoint: Endpoint) -> String { host + dialect.path(endpoint) }
 
     // MARK: Revocation and logout
 
@@ -371,6 +416,10 @@ extension SandboxCore {
 
     func endSession(_ request: TestRequest) -> TestResponse {
         let fields = request.method == "POST" ? request.form : request.query
+        if dialect.endSessionRequiresIDTokenHint, fields.first(named: "id_token_hint") == nil {
+            return page(
+                status: 400, title: "Bad request", body: "<p>The id_token_hint parameter is required.</p>")
+        }
         guard let target = fields.first(named: "post_logout_redirect_uri") else {
             return page(
                 title: "Signed out", body: "<p>You are signed out of the sandbox. You can close this window.</p>")
@@ -407,6 +456,10 @@ extension SandboxCore {
             return oauthError("invalid_scope", "unknown scope \(unknown)")
         }
         if scopes.isEmpty { scopes = ["openid"] }
+        let resources = request.form.filter { $0.name == dialect.resourceParameter }.map(\.value)
+        if let unknown = resources.first(where: { !knownResources.contains($0) }) {
+            return oauthError("invalid_target", "unknown resource \(unknown)")
+        }
         let deviceCode = SecureRandom.token()
         IssuedSecrets.record(deviceCode)
         let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
@@ -418,14 +471,14 @@ extension SandboxCore {
         let record = DeviceCode(
             clientID: client.id, scopes: scopes, userCode: userCode, expiresAt: now.addingTimeInterval(lifetime),
             interval: interval, lastPoll: nil,
-            status: autoApprove ? .approved(subject: autoApprovedUser.subject) : .pending
+            status: autoApprove ? .approved(subject: autoApprovedUser.subject) : .pending, resources: resources
         )
         state.withLockedValue { state in
             state.deviceCodes[deviceCode] = record
             state.userCodes[Self.normalize(userCode)] = deviceCode
         }
         let verification =
-            request.serverURL.absoluteString + SandboxAuthorizationServer.Endpoint.deviceVerification.rawValue
+            request.serverURL.absoluteString + dialect.path(.deviceVerification)
         return json([
             "device_code": .string(deviceCode),
             "user_code": .string(userCode),
@@ -478,7 +531,7 @@ extension SandboxCore {
         case .approved(let record, let subject):
             let authorization = Authorization(
                 clientID: record.clientID, subject: subject, scopes: record.scopes, authTime: now, nonce: nil,
-                family: SecureRandom.token(bytes: 12), certificateThumbprint: binding)
+                family: SecureRandom.token(bytes: 12), certificateThumbprint: binding, resources: record.resources)
             return issueTokens(authorization, includeNonce: false, newRefreshToken: true, form: form)
         }
     }

@@ -80,10 +80,13 @@ final class SandboxCore: Sendable {
         var interval: TimeInterval
         var lastPoll: Date?
         var status: Status
+        /// The resources (RFC 8707) the device authorization request named.
+        var resources: [String] = []
     }
 
     struct State: Sendable {
-        var issuer = ""
+        /// `http://127.0.0.1:PORT`, set when the server has its port.
+        var host = ""
         var autoApprove: Bool
         /// The username automatic approvals sign in as; `nil`: the first user.
         var autoApprovedUser: String?
@@ -130,15 +133,37 @@ final class SandboxCore: Sendable {
         /// Alterations of the next ID tokens and userinfo answers.
         var idTokenAlterations: [SandboxAuthorizationServer.JWTAlteration] = []
         var userInfoAlterations: [SandboxAuthorizationServer.JWTAlteration] = []
+        /// Rotated-away refresh tokens and their sign-in, for reuse detection.
+        var spentRefreshTokens: [String: String] = [:]
+        var reuseDetections = 0
+        /// Every request, in order.
+        var requestLog: [SandboxAuthorizationServer.LoggedRequest] = []
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
     let state: NIOLockedValueBox<State>
+    /// The endpoint whose request is being answered.
+    @TaskLocal static var endpoint: Endpoint?
+
+    /// The endpoints by the path the dialect serves them at.
+    let routes: [String: Endpoint]
+    var dialect: SandboxAuthorizationServer.Dialect { configuration.dialect }
 
     init(configuration: SandboxAuthorizationServer.Configuration) throws {
         guard !configuration.users.isEmpty else { throw SandboxError(description: "the sandbox needs a user") }
         guard !configuration.clients.isEmpty else { throw SandboxError(description: "the sandbox needs a client") }
         self.configuration = configuration
+        let dialect = configuration.dialect
+        var routes: [String: Endpoint] = [:]
+        for endpoint in Endpoint.allCases
+        where ![.protectedResource, .protectedResourceMetadata, .clientMetadataDocument].contains(endpoint) {
+            routes[dialect.path(endpoint)] = endpoint
+        }
+        routes["/.well-known/oauth-authorization-server" + dialect.issuerPath] = .discovery
+        routes["/mtls" + dialect.path(.token)] = .token
+        routes["/mtls" + dialect.path(.userInfo)] = .userInfo
+        routes["/mtls" + dialect.path(.revocation)] = .revocation
+        self.routes = routes
         IssuedSecrets.record(configuration.clients.compactMap(\.secret))
         state = NIOLockedValueBox(
             State(
@@ -167,20 +192,24 @@ final class SandboxCore: Sendable {
 
     // MARK: Dispatch
 
-    func handle(_ request: TestRequest) async -> TestResponse {
-        var path = request.path
+    /// The answer to `request`, or `nil` when this sandbox serves nothing at its path (another
+    /// sandbox on the host may).
+    func handle(_ request: TestRequest) async -> TestResponse? {
+        let path = request.path
+        if let api = dialect.apis[path] {
+            log(request)
+            return api(request, tokenGrant(request))
+        }
         let alias = path.hasPrefix("/mtls/") && servesMutualTLS
-        if alias { path.removeFirst("/mtls".count) }
         let endpoint: Endpoint? =
-            path == "/.well-known/oauth-authorization-server"
-            ? .discovery
-            : path.hasPrefix(Endpoint.protectedResource.rawValue)
+            routes[path].flatMap { !alias && path.hasPrefix("/mtls/") ? nil : $0 }
+            ?? (path.hasPrefix(Endpoint.protectedResource.rawValue)
                 ? .protectedResource
                 : path.hasPrefix(Endpoint.protectedResourceMetadata.rawValue)
                     ? .protectedResourceMetadata
-                    : path.hasPrefix(Endpoint.clientMetadataDocument.rawValue)
-                        ? .clientMetadataDocument : Endpoint(rawValue: path)
-        guard let endpoint else { return .text("not found", status: 404) }
+                    : path.hasPrefix(Endpoint.clientMetadataDocument.rawValue) ? .clientMetadataDocument : nil)
+        guard let endpoint else { return nil }
+        log(request)
         let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
             if alias { state.aliasRequestCounts[endpoint, default: 0] += 1 }
@@ -195,8 +224,9 @@ final class SandboxCore: Sendable {
         var delay = Duration.zero
         var added: [(String, String)] = []
         switch failure {
-        case .oauthError(let code, let status):
-            return json(["error": .string(code), "error_description": "injected by the sandbox"], status: status)
+        case .oauthError(let code, let status, let description):
+            return dialect.refusal(
+                dialect.words(.init(error: code, description: description, status: status, endpoint: endpoint)))
         case .response(let status, let contentType, let body):
             return .text(body, status: status, contentType: contentType)
         case .delay(let duration):
@@ -206,7 +236,7 @@ final class SandboxCore: Sendable {
         case nil:
             break
         }
-        var response = answer(endpoint, request)
+        var response = Self.$endpoint.withValue(endpoint) { answer(endpoint, request) }
         response.delay = delay
         response.headers += added
         if response.status >= 400, let code = try? JSONValue.parse(response.body).objectValue?["error"]?.stringValue {
@@ -255,17 +285,38 @@ final class SandboxCore: Sendable {
     }
 
     func oauthError(_ code: String, _ description: String, status: Int = 400) -> TestResponse {
-        var headers: [(String, String)] = []
-        if status == 401 { headers.append(("WWW-Authenticate", #"Basic realm="sandbox""#)) }
-        return json(
-            ["error": .string(code), "error_description": .string(description)], status: status, headers: headers)
+        let words = dialect.words(
+            .init(error: code, description: description, status: status, endpoint: Self.endpoint ?? .token))
+        var answer = dialect.refusal(words)
+        answer.headers.append(("Cache-Control", "no-store"))
+        if status == 401 { answer.headers.append(("WWW-Authenticate", #"Basic realm="sandbox""#)) }
+        return answer
+    }
+
+    func log(_ request: TestRequest) {
+        let entry = SandboxAuthorizationServer.LoggedRequest(
+            method: request.method, path: request.path, fields: request.query + request.form)
+        state.withLockedValue { $0.requestLog.append(entry) }
+    }
+
+    /// What the access token of `request` was issued for, for a dialect's API.
+    func tokenGrant(_ request: TestRequest) -> SandboxAuthorizationServer.Dialect.TokenGrant? {
+        guard case .success(let presented) = presentedToken(request) else { return nil }
+        let authorization = presented.1.authorization
+        return .init(
+            subject: authorization.subject, clientID: authorization.clientID, scopes: authorization.scopes,
+            issuer: issuer, resources: presented.1.audience,
+            claims: claims(of: authorization.subject, scopes: authorization.scopes))
     }
 
     /// Whether the sandbox asks for client certificates (RFC 8705): served with a client CA.
     var servesMutualTLS: Bool { configuration.tls?.clientCAFile != nil }
 
-    func discovery(_ issuer: String) -> JSONObject {
-        func url(_ endpoint: Endpoint) -> JSONValue { .string(issuer + endpoint.rawValue) }
+    func discovery(_ host: String) -> JSONObject {
+        let issuer = issuer(servedAt: host)
+        func url(_ endpoint: Endpoint) -> JSONValue {
+            dialect.unannounced.contains(endpoint) ? .null : .string(host + dialect.path(endpoint))
+        }
         var authMethods: JSONValue = [
             "none", "client_secret_basic", "client_secret_post", "private_key_jwt", "client_secret_jwt",
         ]
@@ -277,9 +328,9 @@ final class SandboxCore: Sendable {
             ]
             mutualTLS["tls_client_certificate_bound_access_tokens"] = true
             mutualTLS["mtls_endpoint_aliases"] = [
-                "token_endpoint": .string(issuer + "/mtls" + Endpoint.token.rawValue),
-                "userinfo_endpoint": .string(issuer + "/mtls" + Endpoint.userInfo.rawValue),
-                "revocation_endpoint": .string(issuer + "/mtls" + Endpoint.revocation.rawValue),
+                "token_endpoint": .string(host + "/mtls" + dialect.path(.token)),
+                "userinfo_endpoint": .string(host + "/mtls" + dialect.path(.userInfo)),
+                "revocation_endpoint": .string(host + "/mtls" + dialect.path(.revocation)),
             ]
         }
         var document: JSONObject = [
@@ -329,6 +380,8 @@ final class SandboxCore: Sendable {
         if !configuration.acrValuesSupported.isEmpty {
             document["acr_values_supported"] = .array(configuration.acrValuesSupported.map(JSONValue.string))
         }
+        for member in dialect.discovery { document[member.key] = member.value }
+        for key in document.compactMap({ $0.value == .null ? $0.key : nil }) { document[key] = nil }
         return document
     }
 

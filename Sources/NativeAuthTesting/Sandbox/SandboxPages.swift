@@ -47,7 +47,7 @@ extension SandboxCore {
             title: "Sign in to the sandbox",
             body: """
                 <p><strong>\(html(request.clientID))</strong> asks for access: \(scopes).</p>
-                <form method="post" action="\(SandboxAuthorizationServer.Endpoint.authorization.rawValue)">
+                <form method="post" action="\(dialect.path(.authorization))">
                 <input type="hidden" name="transaction" value="\(html(transaction))">
                 \(userChoice())
                 <button type="submit" name="decision" value="approve">Approve</button>
@@ -68,7 +68,7 @@ extension SandboxCore {
             title: "Connect a device",
             body: """
                 \(notice)
-                <form method="post" action="\(SandboxAuthorizationServer.Endpoint.deviceVerification.rawValue)">
+                <form method="post" action="\(dialect.path(.deviceVerification))">
                 <p><label>Code shown on the device <input name="user_code" value="\(html(userCode))" autocomplete="off"></label></p>
                 \(userChoice())
                 <button type="submit" name="decision" value="approve">Approve</button>

@@ -93,14 +93,14 @@ extension SandboxCore {
     /// `GET /client-metadata/NAME`: a Client ID Metadata Document the configuration holds, with
     /// its own URL as `client_id`.
     func clientMetadataDocument(_ request: TestRequest) -> TestResponse {
-        let url = issuer + request.path
+        let url = host + request.path
         guard let document = metadataDocument(url) else { return .text("not found", status: 404) }
         return json(document)
     }
 
     /// The document served at `url`, when it is one of the configuration's.
     private func metadataDocument(_ url: String) -> JSONObject? {
-        let prefix = issuer + SandboxAuthorizationServer.Endpoint.clientMetadataDocument.rawValue
+        let prefix = host + SandboxAuthorizationServer.Endpoint.clientMetadataDocument.rawValue
         guard url.hasPrefix(prefix),
             let redirectURIs = configuration.clientMetadataDocuments[String(url.dropFirst(prefix.count))]
         else { return nil }

@@ -12,10 +12,10 @@ extension SandboxCore {
 
     /// The resource indicators of ``SandboxAuthorizationServer/Configuration/protectedResources``.
     var knownResources: [String] {
-        let base = URL(string: issuer) ?? URL(fileURLWithPath: "/")
+        let base = URL(string: host) ?? URL(fileURLWithPath: "/")
         return configuration.protectedResources.map {
             base.appendingPathComponent("resources").appendingPathComponent($0).absoluteString
-        }
+        } + dialect.resourceIdentifiers
     }
 
     /// The audience of a token asked for `asked` under a grant for `granted`: each asked resource
@@ -43,12 +43,12 @@ extension SandboxCore {
         let name = String(path.dropFirst("resources/".count))
         guard configuration.protectedResources.contains(name) else { return .text("not found", status: 404) }
         if let body = configuration.protectedResourceMetadataBodies[name] {
-            let filled = body.replacingOccurrences(of: "$RESOURCE", with: issuer + "/resources/" + name)
+            let filled = body.replacingOccurrences(of: "$RESOURCE", with: host + "/resources/" + name)
                 .replacingOccurrences(of: "$ISSUER", with: issuer)
             return .json(filled, status: 200, headers: [])
         }
         return json([
-            "resource": .string(issuer + "/resources/" + name),
+            "resource": .string(host + "/resources/" + name),
             "authorization_servers": [.string(issuer)],
             "scopes_supported": .array(configuration.scopesSupported.map { .string($0) }),
             "bearer_methods_supported": ["header"],
@@ -63,13 +63,13 @@ extension SandboxCore {
         let rest = request.path.dropFirst(Endpoint.protectedResource.rawValue.count)
         let name = String(rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         guard configuration.protectedResources.contains(name),
-            let url = URL(string: issuer)?.appendingPathComponent("resources").appendingPathComponent(name)
+            let url = URL(string: host)?.appendingPathComponent("resources").appendingPathComponent(name)
         else { return .text("not found", status: 404) }
         // The 401 points to the resource's metadata (RFC 9728 §5.1).
         let pointer = (
             "WWW-Authenticate",
             #"Bearer realm="sandbox", error="invalid_token", resource_metadata=""#
-                + issuer + Endpoint.protectedResourceMetadata.rawValue + "resources/" + name + "\""
+                + host + Endpoint.protectedResourceMetadata.rawValue + "resources/" + name + "\""
         )
         let presented = presentedToken(request)
         // A proof's refusal (a nonce to use, a bad proof) is answered as such.
