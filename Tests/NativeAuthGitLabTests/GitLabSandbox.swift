@@ -44,7 +44,7 @@ enum GitLabSandbox {
         gitlab.idTokenClaims = [
             "sub_legacy": "2ab6b2f0c1", "nickname": "alice", "preferred_username": "alice", "groups_direct": ["acme"],
         ]
-        gitlab.tokenResponse = ["created_at": .integer(Int64(Date().timeIntervalSince1970))]
+        gitlab.tokenResponse = { _ in ["created_at": .integer(Int64(Date().timeIntervalSince1970))] }
         gitlab.accessTokenPrefix = "glpat-oauth-"
         gitlab.apis["/api/v4/user"] = { _, grant in
             guard grant != nil else { return .json(#"{"message": "401 Unauthorized"}"#, status: 401) }

@@ -7,19 +7,21 @@ import TestSupport
 import Testing
 
 @Suite(.testLogging) struct KeycloakProviderTests {
-    func configuration(_ keycloak: FakeKeycloak, _ more: JSONObject = [:]) -> ProviderConfiguration {
-        var additional: JSONObject = ["base_url": .string(keycloak.base), "realm": .string(FakeKeycloak.realm)]
+    func configuration(_ keycloak: SandboxAuthorizationServer, _ more: JSONObject = [:]) -> ProviderConfiguration {
+        var additional: JSONObject = [
+            "base_url": .string(keycloak.host.absoluteString), "realm": .string(KeycloakSandbox.realm),
+        ]
         for member in more { additional[member.key] = member.value }
         return ProviderConfiguration(
-            provider: KeycloakProvider.id, clientID: FakeKeycloak.clientID, scopes: ["openid", "email"],
+            provider: KeycloakProvider.id, clientID: KeycloakSandbox.clientID, scopes: ["openid", "email"],
             additional: additional)
     }
 
-    func signedIn(_ keycloak: FakeKeycloak, _ more: JSONObject = [:]) async throws -> Authenticator {
+    func signedIn(_ keycloak: SandboxAuthorizationServer, _ more: JSONObject = [:]) async throws -> Authenticator {
         let auth = Authenticator(
             provider: try KeycloakProvider(configuration: configuration(keycloak, more)), store: MemoryTokenStore(),
-            transport: keycloak.server.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: keycloak.server.transport))
+            transport: keycloak.transport)
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: keycloak.transport))
         return auth
     }
 
@@ -62,12 +64,12 @@ import Testing
     /// `refresh_expires_in` is the session's idle limit, kept; an offline token's 0 means none.
     /// `kc_idp_hint` goes on the authorization request.
     @Test func refreshExpiryOfflineTokensAndTheIdentityProviderHint() async throws {
-        let keycloak = try await FakeKeycloak.start()
+        let keycloak = try await KeycloakSandbox.start()
         let auth = try await signedIn(keycloak, ["idp_hint": "corporate-saml"])
         let tokens = try #require(try await auth.currentTokens())
         let idle = try #require(tokens.refreshExpiresAt).timeIntervalSinceNow
         #expect(idle > 1700 && idle <= 1800, "\(idle)")
-        #expect(keycloak.authorizationRequests.last?.first(named: "kc_idp_hint") == "corporate-saml")
+        #expect(keycloak.lastAuthorizationQuery.first(named: "kc_idp_hint") == "corporate-saml")
         #expect(tokens.subject == "f3b1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d")
 
         let offline = try await signedIn(keycloak, ["offline_tokens": true])
@@ -77,14 +79,14 @@ import Testing
 
         // An administrator signs every session out: the online sign-in must sign in again, with
         // Keycloak's reason; the offline one refreshes.
-        keycloak.endSessions()
+        keycloak.endSignIns { !$0.contains("offline_access") }
         let ended = await #expect(throws: AuthError.self) { try await auth.refresh() }
         #expect(ended?.code == .loginRequired)
         #expect(ended?.message.contains("Keycloak session ended") == true, "\(String(describing: ended))")
         #expect(ended?.hint?.contains("offline_tokens") == true)
         try await offline.refresh()
 
-        keycloak.revokeOfflineSessions()
+        keycloak.endSignIns { $0.contains("offline_access") }
         let revoked = await #expect(throws: AuthError.self) { try await offline.refresh() }
         #expect(revoked?.code == .loginRequired)
         #expect(revoked?.message.contains("offline token") == true, "\(String(describing: revoked))")
@@ -92,19 +94,19 @@ import Testing
 
     /// A realm that takes authorization requests by reference only: the sign-in pushes them.
     @Test func aRealmRequiringPushedRequestsGetsThem() async throws {
-        let keycloak = try await FakeKeycloak.start(requiresPushedRequests: true)
+        let keycloak = try await KeycloakSandbox.start(requiresPushedRequests: true)
         _ = try await signedIn(keycloak)
-        #expect(keycloak.requests.contains("/realms/acme/protocol/openid-connect/ext/par/request"))
-        let query = try #require(keycloak.authorizeQueries.last)
+        #expect(keycloak.requestLog.contains { $0.path == "/realms/acme/protocol/openid-connect/ext/par/request" })
+        let query = keycloak.lastBrowserQuery
         #expect(query.first(named: "request_uri")?.hasPrefix("urn:ietf:params:oauth:request_uri:") == true)
         #expect(query.first(named: "code_challenge") == nil, "the request itself was pushed")
     }
 
     @Test func theDeviceFlowAndLogoutWithRevocation() async throws {
-        let keycloak = try await FakeKeycloak.start()
+        let keycloak = try await KeycloakSandbox.start()
         let auth = Authenticator(
             provider: try KeycloakProvider(configuration: configuration(keycloak)), store: MemoryTokenStore(),
-            transport: keycloak.server.transport)
+            transport: keycloak.transport)
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
         let tokens = try await auth.loginWithDevice(display: Silent())
         #expect(tokens.refreshToken != nil)
@@ -112,11 +114,11 @@ import Testing
         // Keycloak's metadata lists no `none` for revocation, yet takes a public client's: it revokes.
         let result = try await auth.logout()
         #expect(result.revocationAttempted && result.revocationError == nil, "\(result)")
-        #expect(keycloak.requests.contains("/realms/acme/protocol/openid-connect/revoke"))
+        #expect(keycloak.requestLog.contains { $0.path == "/realms/acme/protocol/openid-connect/revoke" })
         let url = try #require(result.endSessionURL)
         #expect(url.path == "/realms/acme/protocol/openid-connect/logout")
         let query = FormURLEncoding.decode(url.query ?? "")
-        #expect(query.first(named: "client_id") == FakeKeycloak.clientID)
+        #expect(query.first(named: "client_id") == KeycloakSandbox.clientID)
         let refreshed = await #expect(throws: AuthError.self) { try await auth.refresh() }
         #expect(refreshed?.code == .loginRequired, "signed out")
     }
@@ -140,11 +142,12 @@ import Testing
 /// The sample CLI against the stand-in on 127.0.0.1.
 @Suite(.testLogging) struct KeycloakCLITests {
     @Test func keycloakLoginRunsEveryCommandEndToEnd() async throws {
-        let keycloak = try await FakeKeycloak.start(mode: .live)
+        let keycloak = try await KeycloakSandbox.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("keycloak-login")
         let connection = [
-            "--base-url", keycloak.base, "--realm", FakeKeycloak.realm, "--client-id", FakeKeycloak.clientID,
+            "--base-url", keycloak.host.absoluteString, "--realm", KeycloakSandbox.realm, "--client-id",
+            KeycloakSandbox.clientID,
             "--scope", "openid email", "--store", directory.path + "/store",
         ]
         let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
@@ -164,6 +167,6 @@ import Testing
         #expect(logout.stderr.contains("/realms/acme/protocol/openid-connect/logout?"))
         let after = try await run(cli, ["status", "--json"] + connection)
         #expect(try JSONValue.parse(after.stdout).objectValue?["signed_in"] == false)
-        await keycloak.server.stop()
+        await keycloak.stop()
     }
 }

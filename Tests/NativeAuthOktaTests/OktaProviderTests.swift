@@ -8,13 +8,13 @@ import TestSupport
 import Testing
 
 @Suite(.testLogging) struct OktaProviderTests {
-    func authenticator(_ okta: FakeOkta, server: String) throws -> Authenticator {
+    func authenticator(_ okta: OktaSandbox, server: String) throws -> Authenticator {
         Authenticator(
             provider: try OktaProvider(
                 configuration: ProviderConfiguration(
-                    provider: OktaProvider.id, issuer: URL(string: okta.issuer(server)), clientID: FakeOkta.clientID,
+                    provider: OktaProvider.id, issuer: URL(string: okta.issuer(server)), clientID: OktaSandbox.clientID,
                     scopes: ["openid", "profile"])),
-            store: MemoryTokenStore(), transport: okta.server.transport)
+            store: MemoryTokenStore(), transport: okta.transport)
     }
 
     @Test func theIssuerComesFromTheDomainAndTheAuthorizationServer() throws {
@@ -26,8 +26,8 @@ import Testing
         #expect(
             try issuer(["domain": "https://acme.okta.com/", "authorization_server": "org"]) == "https://acme.okta.com")
         #expect(
-            try issuer(["domain": "acme.okta.com", "authorization_server": .string(FakeOkta.customServer)])
-                == "https://acme.okta.com/oauth2/\(FakeOkta.customServer)")
+            try issuer(["domain": "acme.okta.com", "authorization_server": .string(OktaSandbox.customServer)])
+                == "https://acme.okta.com/oauth2/\(OktaSandbox.customServer)")
         let provider = try OktaProvider(
             configuration: ProviderConfiguration(clientID: "c", additional: ["domain": "a.okta.com"]))
         #expect(provider.configuration.scopes.contains("offline_access") && !provider.isOrgAuthorizationServer)
@@ -46,10 +46,10 @@ import Testing
     /// Each server signs in with its own endpoints and issuer; the management API takes only the org
     /// server's tokens, and says why it refuses a custom server's.
     @Test func orgAndCustomAuthorizationServers() async throws {
-        let okta = try await FakeOkta.start()
-        for server in ["org", "default", FakeOkta.customServer] {
+        let okta = try await OktaSandbox.start()
+        for server in ["org", "default", OktaSandbox.customServer] {
             let auth = try authenticator(okta, server: server)
-            let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: okta.server.transport))
+            let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: okta.transport))
             #expect(tokens.subject == "00uid4BxXw6I6TV4m0g3" && tokens.refreshToken != nil, "\(server)")
             try await auth.refresh()
             let me = URL(string: okta.host + "/api/v1/users/me")!
@@ -62,30 +62,34 @@ import Testing
                 #expect(refused?.code == .invalidToken && refused?.hint?.contains("org authorization server") == true)
             }
         }
-        #expect(!okta.requests.contains { $0.hasSuffix("/v1/par") }, "no pushed request unless required")
+        #expect(
+            okta.servers.values.allSatisfy { $0.requestCount(.pushedAuthorization) == 0 },
+            "no pushed request unless required")
     }
 
     /// A policy that does not allow the device flow, and the device flow where one does.
     @Test func theDeviceFlowAndAPolicyThatRefusesIt() async throws {
-        let okta = try await FakeOkta.start()
+        let okta = try await OktaSandbox.start()
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
         let auth = try authenticator(okta, server: "default")
         #expect(try await auth.loginWithDevice(display: Silent()).refreshToken != nil)
-        #expect(okta.requests.contains("/oauth2/default/v1/device/authorize"))
+        #expect(okta.server("default").requestLog.contains { $0.path == "/oauth2/default/v1/device/authorize" })
 
-        okta.deny("urn:ietf:params:oauth:grant-type:device_code")
+        okta.server("default").failNext(
+            1, .deviceAuthorization,
+            with: .oauthError("access_denied", status: 403, description: OktaSandbox.policyRefusal))
         let refused = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: Silent()) }
         #expect(refused?.code == .configurationInvalid, "\(String(describing: refused))")
         #expect(refused?.hint?.contains("Access Policies") == true)
     }
 
     @Test func logoutRevokesAndEndsTheSessionWithTheIDToken() async throws {
-        let okta = try await FakeOkta.start()
+        let okta = try await OktaSandbox.start()
         let auth = try authenticator(okta, server: "default")
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: okta.server.transport))
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: okta.transport))
         let result = try await auth.logout()
         #expect(result.revocationAttempted && result.revocationError == nil)
-        #expect(okta.revoked == ["refresh_token", "access_token"])
+        #expect(okta.revocationHints == ["refresh_token", "access_token"])
         let url = try #require(result.endSessionURL)
         #expect(url.path == "/oauth2/default/v1/logout" && url.query?.contains("id_token_hint=") == true)
     }
@@ -115,11 +119,11 @@ import Testing
 /// The sample CLI against the stand-in on 127.0.0.1.
 @Suite(.testLogging) struct OktaCLITests {
     @Test func oktaLoginRunsEveryCommandEndToEnd() async throws {
-        let okta = try await FakeOkta.start(mode: .live)
+        let okta = try await OktaSandbox.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("okta-login")
         let connection = [
-            "--issuer", okta.issuer("default"), "--client-id", FakeOkta.clientID, "--scope", "openid profile",
+            "--issuer", okta.issuer("default"), "--client-id", OktaSandbox.clientID, "--scope", "openid profile",
             "--store", directory.path + "/store",
         ]
         let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
@@ -135,6 +139,6 @@ import Testing
         let logout = try await run(cli, ["logout", "--no-browser"] + connection)
         #expect(logout.status == 0 && logout.stdout == "Signed out\n", "\(logout.stderr)")
         #expect(logout.stderr.contains("/oauth2/default/v1/logout?"))
-        await okta.server.stop()
+        await okta.stop()
     }
 }

@@ -729,6 +729,20 @@ public final class SandboxAuthorizationServer: Sendable {
         return core.state.withLockedValue { ($0.accessTokens[accessToken]?.expiresAt).map { $0 > now } ?? false }
     }
 
+    /// Ends the sign-ins whose scopes `predicate` picks, as an administrator's "sign out all
+    /// sessions" does: their access and refresh tokens are revoked, and a refresh with one is
+    /// refused with the sign-in's scopes in the ``Dialect/Refusal`` (Keycloak ends online
+    /// sessions and keeps offline ones).
+    public func endSignIns(where predicate: @Sendable ([String]) -> Bool) {
+        core.state.withLockedValue { state in
+            let ended = state.refreshTokens.filter { predicate($0.value.authorization.scopes) }
+            let families = Set(ended.values.map(\.authorization.family))
+            for (token, record) in ended { state.endedSignIns[token] = record.authorization.scopes }
+            state.refreshTokens = state.refreshTokens.filter { !families.contains($0.value.authorization.family) }
+            state.accessTokens = state.accessTokens.filter { !families.contains($0.value.authorization.family) }
+        }
+    }
+
     /// Revokes every access token and keeps the refresh tokens, as a resource server's revocation
     /// list would: the next request with one gets a 401, and a refresh gets a new one.
     public func revokeAccessTokens() {

@@ -215,6 +215,9 @@ extension SandboxCore {
                     state.reuseDetections += 1
                 }
             }
+            if let scopes = state.withLockedValue({ $0.endedSignIns[token] }) {
+                return oauthError("invalid_grant", "the sign-in was ended", scopes: scopes)
+            }
             return oauthError("invalid_grant", "the refresh token is unknown, expired, revoked or already rotated")
         }
         guard record.authorization.clientID == client.id else {
@@ -307,7 +310,7 @@ extension SandboxCore {
             "scope": .string(accessAuthorization.scopes.joined(separator: " ")),
         ]
         for member in extra { answer[member.key] = member.value }
-        for member in dialect.tokenResponse { answer[member.key] = member.value }
+        for member in dialect.tokenResponse(authorization.scopes) { answer[member.key] = member.value }
         var refresh: String?
         if newRefreshToken {
             refresh = SecureRandom.token()

@@ -136,6 +136,8 @@ final class SandboxCore: Sendable {
         /// Rotated-away refresh tokens and their sign-in, for reuse detection.
         var spentRefreshTokens: [String: String] = [:]
         var reuseDetections = 0
+        /// The refresh tokens of sign-ins an administrator ended, with their scopes.
+        var endedSignIns: [String: [String]] = [:]
         /// Every request, in order.
         var requestLog: [SandboxAuthorizationServer.LoggedRequest] = []
     }
@@ -284,9 +286,11 @@ final class SandboxCore: Sendable {
         return .json(text, status: status, headers: [("Cache-Control", "no-store")] + headers)
     }
 
-    func oauthError(_ code: String, _ description: String, status: Int = 400) -> TestResponse {
+    func oauthError(_ code: String, _ description: String, status: Int = 400, scopes: [String] = []) -> TestResponse {
         let words = dialect.words(
-            .init(error: code, description: description, status: status, endpoint: Self.endpoint ?? .token))
+            .init(
+                error: code, description: description, status: status, endpoint: Self.endpoint ?? .token,
+                scopes: scopes))
         var answer = dialect.refusal(words)
         answer.headers.append(("Cache-Control", "no-store"))
         if status == 401 { answer.headers.append(("WWW-Authenticate", #"Basic realm="sandbox""#)) }

@@ -11,7 +11,7 @@ extension SandboxAuthorizationServer {
     /// ```swift
     /// var gitlab = SandboxAuthorizationServer.Dialect(name: "GitLab")
     /// gitlab.paths = [.authorization: "/oauth/authorize", .token: "/oauth/token"]
-    /// gitlab.tokenResponse = ["created_at": 1_700_000_000]
+    /// gitlab.tokenResponse = { _ in ["created_at": .integer(Int64(Date().timeIntervalSince1970))] }
     /// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), .dialect(gitlab))
     /// ```
     ///
@@ -43,11 +43,12 @@ extension SandboxAuthorizationServer {
         /// An OAuth error answer to shape: the `error`, its description and the HTTP status.
         public struct Refusal: Sendable {
             /// A refusal.
-            public init(error: String, description: String, status: Int, endpoint: Endpoint) {
+            public init(error: String, description: String, status: Int, endpoint: Endpoint, scopes: [String] = []) {
                 self.error = error
                 self.description = description
                 self.status = status
                 self.endpoint = endpoint
+                self.scopes = scopes
             }
 
             /// The `error` code (RFC 6749 §5.2).
@@ -58,6 +59,10 @@ extension SandboxAuthorizationServer {
             public let status: Int
             /// The endpoint that refuses: ``Endpoint/authorization`` for the redirect's `error`.
             public let endpoint: Endpoint
+            /// The scopes of the sign-in whose refresh token is refused, when the sandbox knows
+            /// them (one ended by ``SandboxAuthorizationServer/endSignIns(where:)``): Keycloak
+            /// words an ended offline session apart from an online one.
+            public let scopes: [String]
         }
 
         /// The provider's name, for messages.
@@ -77,8 +82,9 @@ extension SandboxAuthorizationServer {
         public var discovery: JSONObject
         /// Claims added to every ID token (Okta's `ver` and `idp`, Entra's `tid`).
         public var idTokenClaims: JSONObject
-        /// Members added to every token response (GitLab's `created_at`).
-        public var tokenResponse: JSONObject
+        /// Members added to a token response, given the scopes it grants (GitLab's `created_at`,
+        /// Keycloak's `refresh_expires_in`, 0 for an offline token).
+        public var tokenResponse: @Sendable (_ scopes: [String]) -> JSONObject
         /// What every access token starts with (some providers' are JWTs, a client may only look).
         public var accessTokenPrefix: String
         /// Token responses form-encoded (`application/x-www-form-urlencoded`), as GitHub's are
@@ -115,7 +121,7 @@ extension SandboxAuthorizationServer {
             unannounced = []
             discovery = [:]
             idTokenClaims = [:]
-            tokenResponse = [:]
+            tokenResponse = { _ in [:] }
             accessTokenPrefix = ""
             formEncodedTokenResponses = false
             endSessionRequiresIDTokenHint = false
