@@ -29,14 +29,18 @@ enum Auth0Sandbox {
             .jwks: "/.well-known/jwks.json", .endSession: "/oidc/logout", .registration: "/oidc/register",
             .deviceVerification: "/activate",
         ]
-        auth0.discovery = [
-            "code_challenge_methods_supported": ["S256", "plain"],
-            "response_modes_supported": ["query", "fragment", "form_post"],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
-            "request_uri_parameter_supported": false, "request_parameter_supported": false,
-            "backchannel_logout_supported": true, "backchannel_logout_session_supported": true,
-        ]
-        auth0.idTokenClaims = ["sid": "Z6aQKk6V2Pqfk2Tm0iRdMkVhyaWrH0cd", "nickname": "alice"]
+        auth0.discovery = { _ in
+            [
+                "code_challenge_methods_supported": ["S256", "plain"],
+                "response_modes_supported": ["query", "fragment", "form_post"],
+                "token_endpoint_auth_methods_supported": [
+                    "client_secret_basic", "client_secret_post", "private_key_jwt",
+                ],
+                "request_uri_parameter_supported": false, "request_parameter_supported": false,
+                "backchannel_logout_supported": true, "backchannel_logout_session_supported": true,
+            ]
+        }
+        auth0.idTokenClaims = { _ in ["sid": "Z6aQKk6V2Pqfk2Tm0iRdMkVhyaWrH0cd", "nickname": "alice"] }
         auth0.accessTokenPrefix = "eyJhbGciOiJSUzI1NiJ9.auth0-"
         auth0.resourceParameter = "audience"
         auth0.resourceIdentifiers = [apiAudience]

@@ -14,24 +14,24 @@ struct Recorder: DeviceCodeDisplay {
 }
 
 @Suite(.testLogging) struct EntraProviderTests {
-    func configuration(_ entra: FakeEntra, tenant: String, scopes: [String] = ["openid", "profile"])
+    func configuration(_ entra: EntraSandbox, tenant: String, scopes: [String] = ["openid", "profile"])
         -> ProviderConfiguration
     {
         ProviderConfiguration(
-            provider: EntraProvider.id, clientID: FakeEntra.clientID, scopes: scopes,
+            provider: EntraProvider.id, clientID: EntraSandbox.clientID, scopes: scopes,
             additional: [
                 "tenant": .string(tenant), "authority_host": .string(entra.host),
                 "graph_url": .string(entra.host + "/v1.0"),
             ])
     }
 
-    func signedIn(_ entra: FakeEntra, tenant: String, scopes: [String] = ["openid", "profile"]) async throws
+    func signedIn(_ entra: EntraSandbox, tenant: String, scopes: [String] = ["openid", "profile"]) async throws
         -> Authenticator
     {
         let auth = Authenticator(
             provider: try EntraProvider(configuration: configuration(entra, tenant: tenant, scopes: scopes)),
-            store: MemoryTokenStore(), transport: entra.server.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: entra.server.transport))
+            store: MemoryTokenStore(), transport: entra.transport)
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: entra.transport))
         return auth
     }
 
@@ -45,8 +45,8 @@ struct Recorder: DeviceCodeDisplay {
 
         let single = try EntraProvider(
             configuration: ProviderConfiguration(
-                issuer: URL(string: "https://login.microsoftonline.us/\(FakeEntra.homeTenant)/v2.0"), clientID: "c"))
-        #expect(single.tenant == FakeEntra.homeTenant && !single.isMultiTenant)
+                issuer: URL(string: "https://login.microsoftonline.us/\(EntraSandbox.homeTenant)/v2.0"), clientID: "c"))
+        #expect(single.tenant == EntraSandbox.homeTenant && !single.isMultiTenant)
         #expect(single.tenantIssuerTemplate == nil, "a single tenant's issuer is checked exactly")
 
         for bad in ["../evil", "a/b", "tenant?x=1", ""] {
@@ -65,7 +65,7 @@ struct Recorder: DeviceCodeDisplay {
     /// `organizations`: discovery names the `{tenantid}` template, and the ID token's `iss` must be
     /// the template with its own `tid`, checked, not skipped.
     @Test func aMultiTenantSignInChecksTheIssuerAgainstTheTokensOwnTenant() async throws {
-        let entra = try await FakeEntra.start()
+        let entra = try await EntraSandbox.start()
         let auth = try await signedIn(entra, tenant: "organizations")
         let tokens = try #require(try await auth.currentTokens())
         #expect(tokens.subject == "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ")
@@ -88,7 +88,7 @@ struct Recorder: DeviceCodeDisplay {
 
         // consumers: personal accounts, all in Microsoft's one consumer tenant.
         entra.forgeTenant(nil)
-        entra.signInTo(FakeEntra.consumersTenant)
+        entra.signInTo(EntraSandbox.consumersTenant)
         let personal = try await signedIn(entra, tenant: "consumers")
         #expect(try await personal.currentTokens()?.idToken != nil)
     }
@@ -96,12 +96,12 @@ struct Recorder: DeviceCodeDisplay {
     /// A tenant id is checked exactly: a token from another tenant is refused. A tenant's domain
     /// takes the id its discovery names, and then that id only.
     @Test func aSingleTenantIsCheckedExactly() async throws {
-        let entra = try await FakeEntra.start()
-        _ = try await signedIn(entra, tenant: FakeEntra.homeTenant)
-        _ = try await signedIn(entra, tenant: FakeEntra.homeDomain)
+        let entra = try await EntraSandbox.start()
+        _ = try await signedIn(entra, tenant: EntraSandbox.homeTenant)
+        _ = try await signedIn(entra, tenant: EntraSandbox.homeDomain)
 
         entra.signInTo("ffffffff-eeee-dddd-cccc-bbbbbbbbbbbb")
-        for tenant in [FakeEntra.homeTenant, FakeEntra.homeDomain] {
+        for tenant in [EntraSandbox.homeTenant, EntraSandbox.homeDomain] {
             let refused = await #expect(throws: AuthError.self) { try await signedIn(entra, tenant: tenant) }
             #expect(refused?.code == .idTokenInvalid, "\(tenant): \(String(describing: refused))")
         }
@@ -109,7 +109,7 @@ struct Recorder: DeviceCodeDisplay {
 
     /// Entra wants `scope` on every refresh; a `.default` scope goes as it is.
     @Test func everyRefreshSendsTheScopes() async throws {
-        let entra = try await FakeEntra.start()
+        let entra = try await EntraSandbox.start()
         let auth = try await signedIn(entra, tenant: "organizations", scopes: ["openid", "api://contoso-api/.default"])
         let before = try #require(try await auth.currentTokens()?.refreshToken)
         try await auth.refresh()
@@ -121,20 +121,21 @@ struct Recorder: DeviceCodeDisplay {
     }
 
     @Test func theDeviceFlowUsesTheDevicecodeEndpoint() async throws {
-        let entra = try await FakeEntra.start()
+        let entra = try await EntraSandbox.start()
         let auth = Authenticator(
             provider: try EntraProvider(configuration: configuration(entra, tenant: "organizations")),
-            store: MemoryTokenStore(), transport: entra.server.transport)
+            store: MemoryTokenStore(), transport: entra.transport)
         let shown = Shared<[String]>([])
         let tokens = try await auth.loginWithDevice(display: Recorder(shown: shown))
         #expect(tokens.refreshToken != nil)
-        #expect(shown.value == ["FTQ7DX2GL"])
-        #expect(entra.requests.contains("/organizations/oauth2/v2.0/devicecode"))
+        #expect(shown.value.count == 1 && shown.value.first?.isEmpty == false)
+        #expect(
+            entra.tenant("organizations").requestLog.contains { $0.path == "/organizations/oauth2/v2.0/devicecode" })
     }
 
     /// AADSTS codes become clear errors; a claims challenge at the token endpoint is a step-up.
     @Test func aadstsCodesAtRefreshAreMapped() async throws {
-        let entra = try await FakeEntra.start()
+        let entra = try await EntraSandbox.start()
         let auth = try await signedIn(entra, tenant: "organizations")
         let claims = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
         entra.refuseNext(.init(error: "interaction_required", code: 50076, text: "you must use MFA.", claims: claims))
@@ -143,7 +144,7 @@ struct Recorder: DeviceCodeDisplay {
         #expect(stepUp?.stepUp?.claims?["access_token"] != nil)
         #expect(stepUp?.description.contains("AADSTS50076") == true)
 
-        let cases: [(FakeEntra.Refusal, AuthError.Code, String)] = [
+        let cases: [(EntraSandbox.Refusal, AuthError.Code, String)] = [
             (
                 .init(error: "interaction_required", code: 50076, text: "you must use MFA."), .loginRequired,
                 "second factor"
@@ -175,7 +176,7 @@ struct Recorder: DeviceCodeDisplay {
                 #expect(try await auth.currentTokens()?.refreshToken != nil)
             }
             if code == .loginRequired {
-                try await auth.login(presenter: RedirectFollowingPresenter(transport: entra.server.transport))
+                try await auth.login(presenter: RedirectFollowingPresenter(transport: entra.transport))
             }
         }
     }
@@ -204,7 +205,7 @@ struct Recorder: DeviceCodeDisplay {
 
     /// RP-initiated logout at the tenant's end-session endpoint; no revocation endpoint exists.
     @Test func logoutEndsTheSessionAtTheTenantsEndpoint() async throws {
-        let entra = try await FakeEntra.start()
+        let entra = try await EntraSandbox.start()
         let auth = try await signedIn(entra, tenant: "organizations")
         let result = try await auth.logout()
         #expect(result.removedTokens && !result.revocationAttempted)
@@ -217,12 +218,12 @@ struct Recorder: DeviceCodeDisplay {
 /// The sample CLI against the stand-in on 127.0.0.1: every command a person runs.
 @Suite(.testLogging) struct EntraCLITests {
     @Test func entraLoginRunsEveryCommandEndToEnd() async throws {
-        let entra = try await FakeEntra.start(mode: .live)
+        let entra = try await EntraSandbox.start(mode: .live)
         let directory = try TemporaryDirectory()
         let cli = cliPath("entra-login")
         let connection = [
             "--tenant", "organizations", "--authority-host", entra.host, "--graph-url", entra.host + "/v1.0",
-            "--client-id", FakeEntra.clientID, "--scope", "openid profile User.Read", "--store",
+            "--client-id", EntraSandbox.clientID, "--scope", "openid profile User.Read", "--store",
             directory.path + "/store",
         ]
         let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
@@ -248,6 +249,6 @@ struct Recorder: DeviceCodeDisplay {
         for output in [login, status, token, me, refresh, logout] {
             #expect(!output.stderr.contains("entra-refresh-") && !output.stdout.contains("entra-refresh-"))
         }
-        await entra.server.stop()
+        await entra.stop()
     }
 }

@@ -29,22 +29,28 @@ enum GitLabSandbox {
             .deviceAuthorization: "/oauth/authorize_device", .deviceVerification: "/oauth/device",
         ]
         gitlab.unannounced = [.deviceAuthorization, .endSession, .registration]
-        gitlab.discovery = [
-            "response_modes_supported": ["query", "fragment", "form_post"],
-            "grant_types_supported": [
-                "authorization_code", "password", "client_credentials", "device_code", "refresh_token",
-            ],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-            "claims_supported": [
-                "iss", "sub", "aud", "exp", "iat", "sub_legacy", "name", "nickname", "preferred_username", "email",
-                "email_verified", "groups_direct",
-            ],
-            "authorization_response_iss_parameter_supported": nil, "code_challenge_methods_supported": nil,
-        ]
-        gitlab.idTokenClaims = [
-            "sub_legacy": "2ab6b2f0c1", "nickname": "alice", "preferred_username": "alice", "groups_direct": ["acme"],
-        ]
+        gitlab.discovery = { _ in
+            [
+                "response_modes_supported": ["query", "fragment", "form_post"],
+                "grant_types_supported": [
+                    "authorization_code", "password", "client_credentials", "device_code", "refresh_token",
+                ],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+                "claims_supported": [
+                    "iss", "sub", "aud", "exp", "iat", "sub_legacy", "name", "nickname", "preferred_username", "email",
+                    "email_verified", "groups_direct",
+                ],
+                "code_challenge_methods_supported": nil,
+            ]
+        }
+        gitlab.idTokenClaims = { _ in
+            [
+                "sub_legacy": "2ab6b2f0c1", "nickname": "alice", "preferred_username": "alice",
+                "groups_direct": ["acme"],
+            ]
+        }
         gitlab.tokenResponse = { _ in ["created_at": .integer(Int64(Date().timeIntervalSince1970))] }
+        gitlab.issuerInRedirect = false
         gitlab.accessTokenPrefix = "glpat-oauth-"
         gitlab.apis["/api/v4/user"] = { _, grant in
             guard grant != nil else { return .json(#"{"message": "401 Unauthorized"}"#, status: 401) }

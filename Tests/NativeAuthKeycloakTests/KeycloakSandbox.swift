@@ -39,19 +39,23 @@ enum KeycloakSandbox {
         let methods: JSONValue = [
             "private_key_jwt", "client_secret_basic", "client_secret_post", "tls_client_auth", "client_secret_jwt",
         ]
-        keycloak.discovery = [
-            "frontchannel_logout_session_supported": true, "frontchannel_logout_supported": true,
-            "subject_types_supported": ["public", "pairwise"],
-            "code_challenge_methods_supported": ["plain", "S256"],
-            "token_endpoint_auth_methods_supported": methods, "revocation_endpoint_auth_methods_supported": methods,
-            "backchannel_logout_supported": true, "backchannel_logout_session_supported": true,
-        ]
-        keycloak.idTokenClaims = [
-            "typ": "ID", "azp": .string(clientID), "sid": "5d5f3a3c-8f2b-4f4e-9a55-6f0f8c1d2e3f",
-        ]
-        keycloak.tokenResponse = { scopes in
+        keycloak.discovery = { _ in
             [
-                "refresh_expires_in": scopes.contains("offline_access") ? 0 : 1800, "not-before-policy": 0,
+                "frontchannel_logout_session_supported": true, "frontchannel_logout_supported": true,
+                "subject_types_supported": ["public", "pairwise"],
+                "code_challenge_methods_supported": ["plain", "S256"],
+                "token_endpoint_auth_methods_supported": methods, "revocation_endpoint_auth_methods_supported": methods,
+                "backchannel_logout_supported": true, "backchannel_logout_session_supported": true,
+            ]
+        }
+        keycloak.idTokenClaims = { _ in
+            [
+                "typ": "ID", "azp": .string(clientID), "sid": "5d5f3a3c-8f2b-4f4e-9a55-6f0f8c1d2e3f",
+            ]
+        }
+        keycloak.tokenResponse = { context in
+            [
+                "refresh_expires_in": context.scopes.contains("offline_access") ? 0 : 1800, "not-before-policy": 0,
                 "session_state": "5d5f3a3c-8f2b-4f4e-9a55-6f0f8c1d2e3f",
             ]
         }

@@ -26,8 +26,10 @@ struct OktaSandbox {
 
     /// `http://127.0.0.1:PORT`.
     var host: String { org.host.absoluteString }
-    var org: SandboxAuthorizationServer { servers["org"]! }
-    func server(_ name: String) -> SandboxAuthorizationServer { servers[name]! }
+    /// The org authorization server, whose host every server shares.
+    let org: SandboxAuthorizationServer
+    /// The sandbox of server `name` (the org's for a name there is none of).
+    func server(_ name: String) -> SandboxAuthorizationServer { servers[name] ?? org }
     func issuer(_ name: String) -> String { server(name).issuer.absoluteString }
     var transport: any HTTPTransport { org.transport }
     func stop() async { await org.stop() }
@@ -48,13 +50,17 @@ struct OktaSandbox {
             .deviceAuthorization: base + "/device/authorize", .pushedAuthorization: base + "/par",
             .deviceVerification: "/activate", .registration: "/oauth2/v1/clients",
         ]
-        okta.discovery = [
-            "response_modes_supported": ["query", "fragment", "form_post", "okta_post_message"],
-            "request_parameter_supported": true,
-        ]
-        okta.idTokenClaims = [
-            "ver": 1, "amr": ["pwd"], "idp": "00ok1u7AsAkrwdZL3z0g3", "preferred_username": "alice@acme.test",
-        ]
+        okta.discovery = { _ in
+            [
+                "response_modes_supported": ["query", "fragment", "form_post", "okta_post_message"],
+                "request_parameter_supported": true,
+            ]
+        }
+        okta.idTokenClaims = { _ in
+            [
+                "ver": 1, "amr": ["pwd"], "idp": "00ok1u7AsAkrwdZL3z0g3", "preferred_username": "alice@acme.test",
+            ]
+        }
         okta.accessTokenPrefix = "eyJraWQiOiJva3RhIn0.okta-access-"
         okta.endSessionRequiresIDTokenHint = true
         let invalidToken = TestResponse.json(
@@ -85,6 +91,6 @@ struct OktaSandbox {
             ).with(.dialect(dialect(name)), .pushedRequests(.optional), .refreshTokenReuseDetection)
         }
         let sandboxes = try await SandboxAuthorizationServer.start(sharingHost: configurations, mode: mode)
-        return OktaSandbox(servers: Dictionary(uniqueKeysWithValues: zip(names, sandboxes)))
+        return OktaSandbox(servers: Dictionary(uniqueKeysWithValues: zip(names, sandboxes)), org: sandboxes[0])
     }
 }

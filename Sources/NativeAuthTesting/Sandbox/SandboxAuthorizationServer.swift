@@ -469,7 +469,9 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// Starts several sandboxes on one host, each with its own issuer (``Dialect/issuerPath``),
     /// keys, clients and tokens: an Okta org and its custom authorization servers, a Keycloak
-    /// server's realms. A request goes to the first sandbox that serves its path.
+    /// server's realms, an Entra authority's tenants. A request goes to the sandbox that serves its
+    /// path; a path several serve (an API beside them all, a host-wide userinfo endpoint), to the
+    /// one that issued the access token it carries.
     ///
     /// - Parameters:
     ///   - configurations: One per sandbox; the first one's port and TLS identity serve them all.
@@ -485,10 +487,14 @@ public final class SandboxAuthorizationServer: Sendable {
         }
         let cores = try configurations.map { try SandboxCore(configuration: $0) }
         let http = try await TestHTTPServer.start(mode, port: first.port, tls: first.tls) { request in
-            for core in cores {
-                if let answer = await core.handle(request) { return answer }
-            }
-            return first.dialect.notFound
+            // A path several sandboxes serve (an API, a host-wide userinfo) goes to the one that
+            // issued the access token presented.
+            let serving = cores.filter { $0.serves(request.path) }
+            guard
+                let core = serving.count > 1
+                    ? serving.first(where: { $0.issued(request) }) ?? serving[0] : serving.first
+            else { return first.dialect.notFound }
+            return await core.handle(request) ?? first.dialect.notFound
         }
         let host = http.url("").absoluteString
         return cores.map { core in

@@ -18,7 +18,7 @@ extension SandboxCore {
             answer = [FormField("error", words.error), FormField("error_description", words.description)]
         }
         if let state = request.state { answer.append(FormField("state", state)) }
-        answer.append(FormField("iss", issuer))
+        if dialect.issuerInRedirect { answer.append(FormField("iss", issuer)) }
         let location = FormURLEncoding.url(request.redirectURI, adding: answer)?.absoluteString ?? request.redirectURI
         return TestResponse(
             status: 303,
@@ -310,10 +310,12 @@ extension SandboxCore {
             "scope": .string(accessAuthorization.scopes.joined(separator: " ")),
         ]
         for member in extra { answer[member.key] = member.value }
-        for member in dialect.tokenResponse(authorization.scopes) { answer[member.key] = member.value }
+        let context = SandboxAuthorizationServer.Dialect.Context(
+            host: host, issuer: issuer, scopes: authorization.scopes)
+        for member in dialect.tokenResponse(context) { answer[member.key] = member.value }
         var refresh: String?
         if newRefreshToken {
-            refresh = SecureRandom.token()
+            refresh = dialect.refreshTokenPrefix + SecureRandom.token()
             answer["refresh_token"] = refresh.map(JSONValue.string)
             // As GitHub says it: how long the new refresh token lives, when it does not live for ever.
             if let lifetime = configuration.refreshTokenLifetime {
@@ -322,7 +324,6 @@ extension SandboxCore {
         }
         if authorization.scopes.contains("openid") {
             var claims = claims(of: authorization.subject, scopes: authorization.scopes)
-            for member in dialect.idTokenClaims { claims[member.key] = member.value }
             let issued = Int64(now.timeIntervalSince1970)
             claims["iss"] = .string(issuer)
             claims["aud"] = .string(authorization.clientID)
@@ -331,6 +332,7 @@ extension SandboxCore {
             claims["auth_time"] = .integer(Int64(authorization.authTime.timeIntervalSince1970))
             if let acr = authorization.acr { claims["acr"] = .string(acr) }
             if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
+            for member in dialect.idTokenClaims(context) { claims[member.key] = member.value }
             let secret = signingSecret(of: authorization.clientID)
             let idToken = try? state.withLockedValue { state in
                 claims["at_hash"] = .string(state.signer.leftHalfHash(access))

@@ -194,6 +194,22 @@ final class SandboxCore: Sendable {
 
     // MARK: Dispatch
 
+    /// Whether this sandbox answers at `path`.
+    func serves(_ path: String) -> Bool {
+        if dialect.apis[path] != nil { return true }
+        if routes[path] != nil { return !path.hasPrefix("/mtls/") || servesMutualTLS }
+        return path.hasPrefix(Endpoint.protectedResource.rawValue)
+            || path.hasPrefix(Endpoint.protectedResourceMetadata.rawValue)
+            || path.hasPrefix(Endpoint.clientMetadataDocument.rawValue)
+    }
+
+    /// Whether `request` carries an access token this sandbox issued.
+    func issued(_ request: TestRequest) -> Bool {
+        guard let header = request.header("Authorization"), let space = header.firstIndex(of: " ") else { return false }
+        let token = String(header[header.index(after: space)...]).trimmingCharacters(in: .whitespaces)
+        return state.withLockedValue { $0.accessTokens[token] != nil }
+    }
+
     /// The answer to `request`, or `nil` when this sandbox serves nothing at its path (another
     /// sandbox on the host may).
     func handle(_ request: TestRequest) async -> TestResponse? {
@@ -367,7 +383,7 @@ final class SandboxCore: Sendable {
             } ?? authMethods,
             "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256", "EdDSA", "HS256"],
             "code_challenge_methods_supported": ["S256"],
-            "authorization_response_iss_parameter_supported": true,
+            "authorization_response_iss_parameter_supported": dialect.issuerInRedirect ? true : nil,
         ]
         for member in mutualTLS { document[member.key] = member.value }
         if configuration.acceptsClientMetadataDocuments { document["client_id_metadata_document_supported"] = true }
@@ -384,7 +400,9 @@ final class SandboxCore: Sendable {
         if !configuration.acrValuesSupported.isEmpty {
             document["acr_values_supported"] = .array(configuration.acrValuesSupported.map(JSONValue.string))
         }
-        for member in dialect.discovery { document[member.key] = member.value }
+        for member in dialect.discovery(.init(host: host, issuer: issuer, scopes: [])) {
+            document[member.key] = member.value
+        }
         for key in document.compactMap({ $0.value == .null ? $0.key : nil }) { document[key] = nil }
         return document
     }

@@ -40,6 +40,16 @@ extension SandboxAuthorizationServer {
             public let claims: JSONObject
         }
 
+        /// Where a dialect's member is asked for.
+        public struct Context: Sendable {
+            /// `http://127.0.0.1:PORT`, as the request named it.
+            public let host: String
+            /// The sandbox's issuer.
+            public let issuer: String
+            /// The scopes the tokens are granted (none for discovery).
+            public let scopes: [String]
+        }
+
         /// An OAuth error answer to shape: the `error`, its description and the HTTP status.
         public struct Refusal: Sendable {
             /// A refusal.
@@ -79,17 +89,23 @@ extension SandboxAuthorizationServer {
         /// Endpoints served but left out of the discovery document (GitLab's device endpoint).
         public var unannounced: Set<Endpoint>
         /// Members set in the discovery document (a `null` removes one).
-        public var discovery: JSONObject
-        /// Claims added to every ID token (Okta's `ver` and `idp`, Entra's `tid`).
-        public var idTokenClaims: JSONObject
-        /// Members added to a token response, given the scopes it grants (GitLab's `created_at`,
-        /// Keycloak's `refresh_expires_in`, 0 for an offline token).
-        public var tokenResponse: @Sendable (_ scopes: [String]) -> JSONObject
+        public var discovery: @Sendable (Context) -> JSONObject
+        /// Claims set in every ID token, after the sandbox's own (Okta's `ver` and `idp`; Entra's
+        /// `tid`, and the `iss` of the tenant signed in to at a multi-tenant endpoint).
+        public var idTokenClaims: @Sendable (Context) -> JSONObject
+        /// Members added to a token response (GitLab's `created_at`, Keycloak's
+        /// `refresh_expires_in`, 0 for an offline token).
+        public var tokenResponse: @Sendable (Context) -> JSONObject
         /// What every access token starts with (some providers' are JWTs, a client may only look).
         public var accessTokenPrefix: String
+        /// What every refresh token starts with.
+        public var refreshTokenPrefix: String
         /// Token responses form-encoded (`application/x-www-form-urlencoded`), as GitHub's are
         /// without `Accept: application/json`.
         public var formEncodedTokenResponses: Bool
+        /// Whether the authorization redirect carries `iss` (RFC 9207) and discovery announces it
+        /// (`authorization_response_iss_parameter_supported`); GitLab and Entra send none.
+        public var issuerInRedirect: Bool
         /// Whether end-session refuses a request without `id_token_hint` with an HTML page (Okta).
         public var endSessionRequiresIDTokenHint: Bool
         /// The provider's words for a refusal the sandbox makes (its code, description and status),
@@ -119,11 +135,13 @@ extension SandboxAuthorizationServer {
             issuerEndsWithSlash = false
             paths = [:]
             unannounced = []
-            discovery = [:]
-            idTokenClaims = [:]
+            discovery = { _ in [:] }
+            idTokenClaims = { _ in [:] }
             tokenResponse = { _ in [:] }
             accessTokenPrefix = ""
+            refreshTokenPrefix = ""
             formEncodedTokenResponses = false
+            issuerInRedirect = true
             endSessionRequiresIDTokenHint = false
             words = { $0 }
             resourceParameter = "resource"
