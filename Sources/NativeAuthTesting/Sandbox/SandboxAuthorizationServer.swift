@@ -243,7 +243,7 @@ public final class SandboxAuthorizationServer: Sendable {
         case addingHeaders([(String, String)])
     }
 
-    /// How the sandbox behaves; fixed at ``start(_:mode:)``, except where a property of the server says otherwise.
+    /// How the sandbox behaves; fixed at ``start(_:_:mode:)``, except where a property of the server says otherwise.
     public struct Configuration: Sendable {
         /// The clients; default one public client, ``Client/defaultID``.
         public var clients: [Client]
