@@ -1,6 +1,4 @@
-public import Foundation
 public import LenientJSON
-public import NativeAuth
 
 extension SandboxAuthorizationServer {
     /// How a provider says what the sandbox does: where its endpoints are, what its discovery
