@@ -18,6 +18,11 @@ internal import NativeAuth
 ///   context: {cluster: my-cluster, user: oidc-login}
 /// ```
 ///
+/// kubectl gets the ID token of an OpenID sign-in, which is what the API server's OIDC
+/// authenticator validates (`--token-kind access` writes the access token's entry instead); the
+/// flags the API server needs for it are printed on standard error, with the user name claim the
+/// provider suggests (`ProviderService.kubernetesUsernameClaim`).
+///
 /// A client secret given with `--client-secret` is refused: it would be written into the
 /// kubeconfig. Give `--client-secret-file FILE`, or a profile that holds it.
 public struct KubeconfigCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
@@ -39,12 +44,23 @@ public struct KubeconfigCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             valueName: "IfAvailable|Always|Never"))
     var interactiveMode: String = "IfAvailable"
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The token kubectl gets: id (the default for an OpenID sign-in: what an API server's OIDC authenticator"
+                + " validates) or access (for clusters that validate access tokens).",
+            valueName: "id|access"))
+    var tokenKind: String?
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func validate() throws {
         guard ["IfAvailable", "Always", "Never"].contains(interactiveMode) else {
             throw ValidationError("--interactive-mode is one of IfAvailable, Always and Never")
+        }
+        guard tokenKind.map({ TokenKind(rawValue: $0) != nil }) ?? true else {
+            throw ValidationError("--token-kind is id or access")
         }
     }
 
@@ -55,10 +71,21 @@ public struct KubeconfigCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let configured = try options.configure(environment: environment)
             let carried = try options.carriedArguments(configured)
             let user = name ?? (configured.selection.account.map { "\(Tool.toolName)-\($0.name)" } ?? Tool.toolName)
+            let kind = tokenKind.map { ["--token-kind", $0] } ?? []
             let entry = Self.entry(
                 name: user, command: ToolInvocation.executablePath(),
-                arguments: ["token", "--format", "exec-credential"] + carried, interactiveMode: interactiveMode)
+                arguments: ["token", "--format", "exec-credential"] + kind + carried, interactiveMode: interactiveMode)
             for line in entry { CommandSupport.printLine(line) }
+            if tokenKind != TokenKind.access.rawValue, configured.provider.configuration.scopes.contains("openid"),
+                let issuer = configured.provider.configuration.issuer
+            {
+                // What the cluster's side needs, on stderr: stdout is the YAML to paste.
+                let claim = (configured.provider as? any ProviderService)?.kubernetesUsernameClaim ?? "sub"
+                CommandSupport.notice(
+                    "kubectl sends the ID token; the API server takes it with --oidc-issuer-url=\(issuer.absoluteString)"
+                        + " --oidc-client-id=\(configured.provider.configuration.clientID) --oidc-username-claim=\(claim)"
+                        + " (or the same in its AuthenticationConfiguration's jwt issuer and claimMappings)")
+            }
             options.noteUncarriedVariables(environment: environment, what: "the entry")
         }
     }

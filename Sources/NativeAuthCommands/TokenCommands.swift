@@ -22,6 +22,13 @@ internal import NativeAuthPresenters
 ///   opens the browser if kubectl says the session is interactive, and fails at once with a
 ///   message saying so when it is not (`interactive: false`). See ``KubeconfigCommand``.
 ///
+/// `--token-kind id` hands out the ID token instead (`raw`, `header`, `exec-credential`), valid for
+/// at least a minute: when it expires sooner it is refreshed, even when the access token is still
+/// good, and a refresh that brings no new one is an error rather than an expired token. It is the
+/// default of `exec-credential` for a sign-in that holds an ID token, since a Kubernetes API
+/// server's OIDC authenticator validates a JWT whose `aud` is the client id: the ID token.
+/// `--token-kind access` sends the access token to clusters that validate those.
+///
 /// The other forms never sign in: they fail with `login_required`.
 public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
@@ -39,6 +46,14 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 + " exec-credential (for kubectl).",
             valueName: "raw|json|header|dpop-proof|exec-credential"))
     var format: String = TokenFormat.raw.rawValue
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "id (the ID token, refreshed when it expires; the default of exec-credential when the sign-in holds one)"
+                + " or access (the access token; the default of the other formats).",
+            valueName: "id|access"))
+    var tokenKind: String?
 
     @Option(
         name: .long,
@@ -60,6 +75,14 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         guard (format == TokenFormat.dpopProof.rawValue) == (url != nil) else {
             throw ValidationError("--format dpop-proof needs --url URL, and --url goes with --format dpop-proof only")
         }
+        if let tokenKind {
+            guard let kind = TokenKind(rawValue: tokenKind) else {
+                throw ValidationError("--token-kind is id or access")
+            }
+            guard kind == .access || [.raw, .header, .execCredential].contains(TokenFormat(rawValue: format)) else {
+                throw ValidationError("--token-kind id goes with --format raw, header or exec-credential")
+            }
+        }
     }
 
     public func run() async throws {
@@ -77,8 +100,25 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 return
             }
             let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
-            var tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self)
-            if let resource = try options.singleResource() {
+            let asked = tokenKind.flatMap(TokenKind.init(rawValue:))
+            let resource = try options.singleResource()
+            if asked == .id, resource != nil {
+                throw AuthError(
+                    .configurationInvalid, "a resource's token is an access token: the ID token is for the client",
+                    hint: "leave out --token-kind id with --resource")
+            }
+            // exec-credential hands out the ID token of a sign-in that holds one, unless told otherwise.
+            let automatic = format == .execCredential && asked == nil && resource == nil
+            var held: TokenSet?
+            if automatic { held = try await prepared.authenticator.currentTokens() }
+            let wantsID = asked == .id || held?.idToken != nil
+            var tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self, idToken: wantsID)
+            let kind: TokenKind = asked ?? (automatic && tokens.idToken != nil ? .id : .access)
+            if kind == .id, !wantsID, !tokens.idTokenIsValid(at: Date()) {
+                // Signed in just now without an ID token asked for: one with a minute left, or a refresh.
+                tokens = try await prepared.authenticator.tokensWithValidIDToken()
+            }
+            if let resource {
                 let token = try await prepared.authenticator.resourceToken(for: resource)
                 try TokenOutput.checkPrintable(token.accessToken)
                 let key = tokens.dpopKey
@@ -91,12 +131,21 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 CommandSupport.printLine(try TokenOutput.proof(for: tokens, method: method, url: url ?? ""))
                 return
             }
-            if format == .execCredential, tokens.isDPoPBound {
+            if format == .execCredential, kind == .access, tokens.isDPoPBound {
                 CommandSupport.warn(
                     "the access token is DPoP-bound (RFC 9449); kubectl sends it as a bearer token, which the server"
                         + " will refuse: set dpop to off for this configuration")
             }
-            CommandSupport.printLine(try format.text(tokens, execInfo: execInfo))
+            if format == .execCredential, kind == .access, resource == nil, tokens.idToken != nil,
+                let problem = TokenOutput.audienceProblem(
+                    of: tokens, clientID: prepared.authenticator.provider.configuration.clientID)
+            {
+                CommandSupport.warn(
+                    "kubectl gets the access token, and \(problem); a Kubernetes API server's OIDC authenticator"
+                        + " takes a JWT whose aud is the client id, which the ID token is: use --token-kind id unless"
+                        + " this cluster validates access tokens")
+            }
+            CommandSupport.printLine(try format.text(tokens, execInfo: execInfo, kind: kind))
         }
     }
 }

@@ -22,8 +22,21 @@ enum TokenFormat: String, CaseIterable, Sendable {
     /// The `DPoP` header of one request (RFC 9449), for a DPoP-bound token.
     case dpopProof = "dpop-proof"
 
-    /// The text printed for `tokens`, without the final line break.
-    func text(_ tokens: TokenSet, execInfo: KubernetesExecInfo) throws -> String {
+    /// The text printed for `tokens`, without the final line break: of its access token, or of its
+    /// ID token with `kind` ``TokenKind/id`` (`raw`, `header` and `exec-credential`).
+    func text(_ tokens: TokenSet, execInfo: KubernetesExecInfo, kind: TokenKind = .access) throws -> String {
+        if kind == .id, let idToken = tokens.idToken {
+            switch self {
+            case .raw, .dpopProof, .json: return idToken
+            case .header: return "Bearer \(idToken)"
+            case .execCredential:
+                var status: JSONObject = ["token": .string(idToken)]
+                if let expiry = tokens.idTokenExpiresAt {
+                    status["expirationTimestamp"] = .string(TokenOutput.timestamp(expiry))
+                }
+                return try Self.execCredential(status, execInfo: execInfo)
+            }
+        }
         switch self {
         case .raw, .dpopProof:
             return tokens.accessToken
@@ -40,14 +53,28 @@ enum TokenFormat: String, CaseIterable, Sendable {
         case .execCredential:
             var status: JSONObject = ["token": .string(tokens.accessToken)]
             if let expiry = tokens.expiresAt { status["expirationTimestamp"] = .string(TokenOutput.timestamp(expiry)) }
-            let object: JSONObject = [
-                "apiVersion": .string(execInfo.apiVersion),
-                "kind": "ExecCredential",
-                "status": .object(status),
-            ]
-            return try JSONValue.object(object).encodedString()
+            return try Self.execCredential(status, execInfo: execInfo)
         }
     }
+
+    private static func execCredential(_ status: JSONObject, execInfo: KubernetesExecInfo) throws -> String {
+        let object: JSONObject = [
+            "apiVersion": .string(execInfo.apiVersion),
+            "kind": "ExecCredential",
+            "status": .object(status),
+        ]
+        return try JSONValue.object(object).encodedString()
+    }
+}
+
+/// Which token `token --token-kind` hands out.
+enum TokenKind: String, CaseIterable, Sendable {
+    /// The ID token: what a Kubernetes API server's OIDC authenticator validates (a JWT whose `aud`
+    /// is the client id). The default of `exec-credential` for a sign-in that holds one.
+    case id
+    /// The access token: the default of every other format, and for clusters that validate
+    /// access tokens.
+    case access
 }
 
 /// Formatting shared by the outputs for other programs.
@@ -74,6 +101,22 @@ enum TokenOutput {
         }
         return try key.proof(
             method: method.uppercased(), url: url, accessToken: tokens.accessToken, now: Date())
+    }
+
+    /// Why an access token will not pass for an ID token at a Kubernetes API server (a JWT whose
+    /// `aud` holds the client id): it is opaque, or for another audience; `nil` when it would pass.
+    static func audienceProblem(of tokens: TokenSet, clientID: String) -> String? {
+        guard let claims = JOSEParsing.parts(ofCompactJWS: tokens.accessToken)?.claims else {
+            return "it is not a JWT"
+        }
+        let audience: [String] =
+            switch claims["aud"] {
+            case .string(let one): [one]
+            case .array(let many): many.compactMap(\.stringValue)
+            default: []
+            }
+        guard !audience.contains(clientID) else { return nil }
+        return audience.isEmpty ? "it names no audience" : "its audience is not the client id"
     }
 
     /// RFC 3339 in UTC, whole seconds (`2026-11-25T09:30:00Z`), as Kubernetes writes times.
@@ -148,15 +191,22 @@ enum TokenSupply {
         case withBrowser
     }
 
-    /// A valid access token of the prepared account, with its set; when a sign-in is needed, what
-    /// `signIn` says.
+    /// A valid access token of the prepared account, with its set (with `idToken`, a valid ID
+    /// token too, refreshed for even when the access token is good); when a sign-in is needed,
+    /// what `signIn` says.
     static func tokens<Tool: NativeAuthTool>(
         _ prepared: PreparedAccount,
         signIn: SignIn,
-        tool: Tool.Type
+        tool: Tool.Type,
+        idToken: Bool = false
     ) async throws -> TokenSet {
         let authenticator = prepared.authenticator
         do {
+            if idToken {
+                let tokens = try await authenticator.tokensWithValidIDToken()
+                try TokenOutput.checkPrintable(tokens.idToken ?? "")
+                return tokens
+            }
             let token = try await authenticator.accessToken()
             try TokenOutput.checkPrintable(token)
             guard var tokens = try await authenticator.currentTokens() else {

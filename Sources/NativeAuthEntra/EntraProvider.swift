@@ -185,4 +185,7 @@ extension ProviderSetting {
 /// The API is Microsoft Graph (``graphURL``).
 extension EntraProvider: ProviderService {
     public var apiBaseURL: URL? { graphURL }
+    /// `oid`: the object id, which stays when the person's name or address changes (Microsoft's
+    /// advice for authorization).
+    public var kubernetesUsernameClaim: String { "oid" }
 }

@@ -39,3 +39,8 @@ public struct GoogleProvider: AuthProvider {
         return IDTokenValidationOptions(issuerAliases: [bare])
     }
 }
+
+/// The claim a Kubernetes API server takes as the user name: `email`, the Google account's address, as the Kubernetes documentation's example for Google uses.
+extension GoogleProvider: ProviderService {
+    public var kubernetesUsernameClaim: String { "email" }
+}

@@ -150,3 +150,8 @@ extension ProviderSetting {
     public static let keycloakIdentityProviderHint = ProviderSetting(
         "idp_hint", help: "An identity provider alias, sent as kc_idp_hint.")
 }
+
+/// The claim a Kubernetes API server takes as the user name: `preferred_username`, the realm's user name.
+extension KeycloakProvider: ProviderService {
+    public var kubernetesUsernameClaim: String { "preferred_username" }
+}

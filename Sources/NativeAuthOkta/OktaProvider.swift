@@ -132,3 +132,8 @@ extension ProviderSetting {
     public static let oktaAuthorizationServer = ProviderSetting(
         "authorization_server", help: "default (the default), a custom authorization server's id, or org.")
 }
+
+/// The claim a Kubernetes API server takes as the user name: `email`, the person's address, in the ID token with the `email` scope.
+extension OktaProvider: ProviderService {
+    public var kubernetesUsernameClaim: String { "email" }
+}

@@ -7,8 +7,9 @@ import Testing
 /// The adapters for other programs, end to end: the real kubectl running `token --format
 /// exec-credential` as its exec plugin, the real git asking `git-credential` through the helper
 /// `setup-git` configured, and Docker's helper protocol spoken directly (there is no Docker daemon
-/// here). The servers they talk to accept only tokens the sandbox vouches for
-/// (scripts/lib/token_checking_server.py).
+/// here). The servers they talk to accept only what their real counterparts would
+/// (scripts/lib/token_checking_server.py): the API server validates ID tokens as the Kubernetes
+/// OIDC authenticator does, git's server asks the sandbox about each token.
 @Suite(.testLogging) struct CLIAdapterTests {
     let cli = cliPath("oidc-login")
 
@@ -45,6 +46,19 @@ import Testing
             return (key, try #require(try store.load(key)))
         }
 
+        /// Makes the stored ID token expired (its `exp` rewritten; nothing verifies a stored ID
+        /// token's signature again), the access token left valid.
+        func expireIDToken() async throws {
+            var (key, tokens) = try await stored()
+            let parts = try #require(tokens.idToken).split(separator: ".").map(String.init)
+            let payload = try #require(Base64URL.decode(parts[1]))
+            var claims = try #require(try JSONValue.parse(payload).objectValue)
+            claims["exp"] = .integer(Int64(Date().timeIntervalSince1970) - 30)
+            let expired = Base64URL.encode(Array(try JSONValue.object(claims).encodedString().utf8))
+            tokens.idToken = parts[0] + "." + expired + "." + parts[2]
+            try FileTokenStore(directory: store).save(tokens, for: key)
+        }
+
         /// Makes the stored access token expired.
         func expireAccessToken() async throws {
             var (key, tokens) = try await stored()
@@ -53,11 +67,11 @@ import Testing
         }
     }
 
-    /// A token-checking server (kube or git) and the port it listens on.
-    func startServer(_ mode: String, _ setup: Setup, more: [String]) async throws -> (RunningCommand, Int) {
+    /// A token-checking server (`kube ISSUER CLIENT_ID CERT KEY`, `git RESOURCE REPOSITORIES`) and
+    /// the port it listens on.
+    func startServer(_ arguments: [String]) async throws -> (RunningCommand, Int) {
         let script = repositoryRoot.path + "/scripts/lib/token_checking_server.py"
-        let resource = setup.sandbox.url(.resource).absoluteString
-        let server = try RunningCommand("/usr/bin/python3", [script, mode, resource] + more)
+        let server = try RunningCommand("/usr/bin/python3", [script] + arguments)
         let line = try await server.line { $0.hasPrefix("port: ") }
         return (server, try #require(Int(line.dropFirst("port: ".count))))
     }
@@ -69,7 +83,10 @@ import Testing
 
     // MARK: - kubectl
 
-    @Test func kubectlGetsItsTokenFromTheExecPluginAndRefreshesThroughIt() async throws {
+    /// kubectl gets the ID token, which the API server's OIDC authenticator validates; an expired
+    /// ID token is refreshed (once, for 20 kubectl calls) even while the access token is good; the
+    /// access token, asked for, is refused there, and the plugin says why.
+    @Test func kubectlGetsTheIDTokenFromTheExecPluginAndRefreshesThroughIt() async throws {
         let setup = try await Setup.start()
         try await signIn(setup)
         // kubectl sends credentials over HTTPS only: a throwaway certificate for 127.0.0.1.
@@ -82,7 +99,9 @@ import Testing
                 "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
             ])
         #expect(openssl.status == 0, "\(openssl.stderr)")
-        let (api, port) = try await startServer("kube", setup, more: [certificate, key])
+        let (api, port) = try await startServer([
+            "kube", setup.sandbox.issuer.absoluteString, SandboxAuthorizationServer.Client.defaultID, certificate, key,
+        ])
 
         // The entry `kubeconfig` prints, pasted into a kubeconfig with a cluster and a context.
         let withSecret = try await run(
@@ -92,9 +111,12 @@ import Testing
         let entry = try await run(cli, ["kubeconfig", "--name", "sandbox"] + setup.connection)
         #expect(entry.status == 0, "\(entry.stderr)")
         #expect(entry.stdout.hasPrefix("users:\n- name: \"sandbox\"\n"), "\(entry.stdout)")
+        #expect(
+            entry.stderr.contains("--oidc-issuer-url=\(setup.sandbox.issuer.absoluteString) --oidc-client-id="),
+            "\(entry.stderr)")
         let kubeconfig = setup.directory.path + "/kubeconfig"
-        func write(interactiveMode: String) throws {
-            let users = entry.stdout.replacingOccurrences(
+        func write(interactiveMode: String, entry chosen: CommandResult? = nil) throws {
+            let users = (chosen ?? entry).stdout.replacingOccurrences(
                 of: "interactiveMode: \"IfAvailable\"", with: "interactiveMode: \"\(interactiveMode)\"")
             let text = """
                 apiVersion: v1
@@ -118,6 +140,15 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("\"kind\":\"APIVersions\""), "\(first.stdout)")
 
+        // The stand-in refuses what the API server would: the ID token with one signature byte changed.
+        let (_, signedIn) = try await setup.stored()
+        var forged = Array(try #require(signedIn.idToken))
+        let flipped = forged.count - 12
+        forged[flipped] = forged[flipped] == "A" ? "B" : "A"
+        let refusedForgery = try await run(
+            kubectlPath, kubectl + ["--token", String(forged)], environment: setup.environment)
+        #expect(refusedForgery.status != 0)
+
         // Expired: kubectl runs the plugin, which refreshes once; the API accepts the new token.
         let (_, before) = try await setup.stored()
         try await setup.expireAccessToken()
@@ -127,6 +158,36 @@ import Testing
         #expect(setup.sandbox.grantCount(.refreshToken) == 1)
         let (_, after) = try await setup.stored()
         #expect(after.accessToken != before.accessToken)
+
+        // The ID token expired, the access token did not: the next call refreshes, once.
+        try await setup.expireIDToken()
+        setup.sandbox.resetCounts()
+        let third = try await run(kubectlPath, kubectl, environment: setup.environment)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(setup.sandbox.grantCount(.refreshToken) == 1)
+        let (_, renewed) = try await setup.stored()
+        #expect(renewed.idToken != after.idToken && renewed.idTokenIsValid(at: Date()))
+
+        // 20 kubectl calls at once after the ID token expired: one refresh.
+        try await setup.expireIDToken()
+        setup.sandbox.resetCounts()
+        let parallel = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await run(kubectlPath, kubectl, environment: setup.environment) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(parallel.allSatisfy { $0.status == 0 }, "\(parallel.map(\.stderr).filter { !$0.isEmpty })")
+        #expect(setup.sandbox.grantCount(.refreshToken) == 1, "one refresh for 20 kubectl calls")
+
+        // The access token asked for: the sandbox's is opaque, the API server refuses it, and the
+        // plugin's warning (on kubectl's stderr) names --token-kind.
+        let accessEntry = try await run(
+            cli, ["kubeconfig", "--name", "sandbox", "--token-kind", "access"] + setup.connection)
+        #expect(accessEntry.status == 0 && accessEntry.stdout.contains("\"--token-kind\"\n      - \"access\""))
+        try write(interactiveMode: "IfAvailable", entry: accessEntry)
+        let opaque = try await run(kubectlPath, kubectl, environment: setup.environment)
+        #expect(opaque.status != 0)
+        #expect(opaque.stderr.contains("use --token-kind id"), "\(opaque.stderr)")
+        try write(interactiveMode: "IfAvailable")
 
         // Signed out, and kubectl says the plugin may not interact: it fails at once, saying why.
         let logout = try await run(cli, ["logout", "--no-browser"] + setup.connection, environment: setup.environment)
@@ -139,7 +200,12 @@ import Testing
 
         api.stop()
         let log = await api.finish().stderr
-        #expect(log.contains("GET /api 200 bearer"), "\(log)")
+        let user = setup.sandbox.issuer.absoluteString + "#sandbox-user-alice"
+        #expect(log.contains("GET /api 200 bearer user=\(user)"), "\(log)")
+        #expect(log.contains("GET /api 401 bearer refused=not-a-jwt"), "the opaque access token: \(log)")
+        #expect(log.contains("GET /api 401 bearer refused=signature"), "the forged one: \(log)")
+        #expect(log.components(separatedBy: "refused=signature").count == 2, "only the forged one: \(log)")
+        #expect(!log.contains("refused=expired") && !log.contains("refused=audience"), "\(log)")
         await setup.sandbox.stop()
     }
 
@@ -156,7 +222,10 @@ import Testing
         #expect(object["apiVersion"] == "client.authentication.k8s.io/v1beta1")
         #expect(object["kind"] == "ExecCredential")
         let (_, tokens) = try await setup.stored()
-        #expect(object["status"]?.objectValue?["token"] == .string(tokens.accessToken))
+        let status = try #require(object["status"]?.objectValue)
+        #expect(status["token"] == tokens.idToken.map(JSONValue.string), "the ID token, by default")
+        let expiry = try #require(tokens.idTokenExpiresAt)
+        #expect(status["expirationTimestamp"] == .string(expiry.formatted(.iso8601)), "the ID token's own expiry")
         #expect(result.stderr.contains("signed in as alice"), "\(result.stderr)")
         await setup.sandbox.stop()
     }
@@ -177,7 +246,8 @@ import Testing
             try await run(git, arguments, environment: environment, in: directory)
         }
         _ = try await gitRun(["init", "-q", "--bare", "-b", "main", repositories + "/project.git"])
-        let (server, port) = try await startServer("git", setup, more: [repositories])
+        let (server, port) = try await startServer(
+            ["git", setup.sandbox.url(.resource).absoluteString, repositories])
         let remote = "http://127.0.0.1:\(port)/project.git"
 
         // Without the helper, git has no credentials: refused.

@@ -151,6 +151,32 @@ import Testing
         #expect(throws: AuthError.self) { try TokenOutput.checkPrintable("two\nlines") }
     }
 
+    /// `--token-kind id`: the ID token where the format puts a token, with its own expiry; the
+    /// access token's audience is checked against the client id for a cluster that would take it.
+    @Test func theIDTokenKindPutsTheIDTokenInItsPlace() throws {
+        func jwt(_ claims: String) -> String {
+            Base64URL.encode(Array(#"{"alg":"ES256","kid":"k"}"#.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
+                + ".c2lnbmF0dXJl"
+        }
+        var signedIn = tokens
+        signedIn.idToken = jwt(#"{"iss":"https://id.example","aud":"cli","exp":1800000000,"iat":1799996400}"#)
+        let id = try #require(signedIn.idToken)
+        let info = KubernetesExecInfo(apiVersion: KubernetesExecInfo.versions[0], interactive: false)
+        #expect(try TokenFormat.raw.text(signedIn, execInfo: info, kind: .id) == id)
+        #expect(try TokenFormat.header.text(signedIn, execInfo: info, kind: .id) == "Bearer \(id)")
+        let exec = try #require(
+            try JSONValue.parse(Data(TokenFormat.execCredential.text(signedIn, execInfo: info, kind: .id).utf8))
+                .objectValue)
+        #expect(exec["status"] == ["token": .string(id), "expirationTimestamp": "2027-01-15T08:00:00Z"])
+
+        #expect(TokenOutput.audienceProblem(of: signedIn, clientID: "cli") == "it is not a JWT")
+        var jwtAccess = signedIn
+        jwtAccess.accessToken = jwt(#"{"aud":"https://api.example","exp":1800000000}"#)
+        #expect(TokenOutput.audienceProblem(of: jwtAccess, clientID: "cli") == "its audience is not the client id")
+        jwtAccess.accessToken = jwt(#"{"aud":["https://api.example","cli"],"exp":1800000000}"#)
+        #expect(TokenOutput.audienceProblem(of: jwtAccess, clientID: "cli") == nil)
+    }
+
     @Test func theKubeconfigEntryQuotesEveryValue() {
         let lines = KubeconfigCommand<TestTool>.entry(
             name: "it's \"mine\"", command: "/opt/my tools/cli", arguments: ["token", "--scope", "a b\nc: d"],

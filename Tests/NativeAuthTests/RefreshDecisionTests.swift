@@ -124,4 +124,47 @@ import Testing
         let decision = RefreshDecision.afterRefusal(of: "rt-1", reloaded: nil, now: Self.now, minimumValidity: nil)
         #expect(decision == .signedOut)
     }
+
+    // MARK: A caller that needs the ID token too (a Kubernetes API server takes it)
+
+    /// An ID token (unsigned: the decision reads `iat` and `exp`, never the signature) expiring
+    /// `expiresIn` from now, of `lifetime`.
+    private static func idToken(expiresIn: TimeInterval, lifetime: TimeInterval = 3600) -> String {
+        let expiry = Int(now.timeIntervalSince1970 + expiresIn)
+        let claims = #"{"iat":\#(expiry - Int(lifetime)),"exp":\#(expiry)}"#
+        return Base64URL.encode(Array(#"{"alg":"ES256"}"#.utf8)) + "." + Base64URL.encode(Array(claims.utf8)) + ".c2ln"
+    }
+
+    private static func decideForIDToken(seen: TokenSet?, current: TokenSet?) -> RefreshDecision {
+        RefreshDecision.decide(seen: seen, current: current, now: now, minimumValidity: 60, idToken: true)
+    }
+
+    @Test func anExpiringIDTokenIsRefreshedWhenAskedForEvenWithAGoodAccessToken() {
+        var held = Self.tokens("at")
+        held.idToken = Self.idToken(expiresIn: 30)
+        #expect(Self.decide(seen: nil, current: held) == .use(held), "the access token alone was asked for")
+        #expect(Self.decideForIDToken(seen: nil, current: held) == .refresh(held, refreshToken: "rt"))
+        held.idToken = Self.idToken(expiresIn: 600)
+        #expect(Self.decideForIDToken(seen: nil, current: held) == .use(held))
+        held.idToken = nil
+        #expect(Self.decideForIDToken(seen: nil, current: held) == .refresh(held, refreshToken: "rt"))
+    }
+
+    @Test func aNewIDTokenAnotherProcessStoredIsUsed() {
+        var seen = Self.tokens("at")
+        seen.idToken = Self.idToken(expiresIn: 30)
+        var stored = seen
+        stored.idToken = Self.idToken(expiresIn: 3000)  // the same access token: only the ID token is new
+        #expect(Self.decideForIDToken(seen: seen, current: stored) == .use(stored))
+        #expect(Self.decideForIDToken(seen: seen, current: seen) == .refresh(seen, refreshToken: "rt"))
+    }
+
+    @Test func anIDTokenExpiryIsReadFromItsClaims() {
+        var held = Self.tokens("at")
+        held.idToken = Self.idToken(expiresIn: 120)
+        #expect(held.idTokenExpiresAt == Self.now.addingTimeInterval(120))
+        #expect(held.idTokenIsValid(at: Self.now, leeway: 60) && !held.idTokenIsValid(at: Self.now, leeway: 121))
+        held.idToken = "not a JWT"
+        #expect(held.idTokenExpiresAt == nil)
+    }
 }

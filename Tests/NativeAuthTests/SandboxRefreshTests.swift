@@ -32,6 +32,43 @@ import Testing
                 scopes: ["openid", "profile", "email"]))
     }
 
+    /// A consumer of the ID token (kubectl's exec credential) gets one valid for the minute asked:
+    /// an expiring ID token is refreshed even with a good access token, once for many callers; a
+    /// refresh that brings none is an error, never an expired ID token.
+    @Test func anExpiringIDTokenIsRefreshedOnceEvenWithAGoodAccessToken() async throws {
+        let clock = TestClock()
+        for issuesIDTokens in [true, false] {
+            var configuration = SandboxAuthorizationServer.Configuration(
+                autoApprove: true, accessTokenLifetime: .seconds(3600), idTokenLifetime: .seconds(300),
+                clock: clock.clock)
+            configuration.issuesIDTokensOnRefresh = issuesIDTokens
+            let sandbox = try await SandboxAuthorizationServer.start(configuration)
+            let auth = Authenticator(
+                provider: try provider(sandbox), store: MemoryTokenStore(), transport: sandbox.transport,
+                clock: clock.clock)
+            let first = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            #expect(try await auth.tokensWithValidIDToken().idToken == first.idToken)
+            clock.advance(by: .seconds(280))  // the ID token has 20 s left, the access token 55 minutes
+            if issuesIDTokens {
+                let served = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for _ in 0..<20 { group.addTask { try await auth.tokensWithValidIDToken().idToken } }
+                    return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+                }
+                #expect(sandbox.grantCount(.refreshToken) == 1, "one refresh for 20 callers")
+                #expect(served.count == 1 && served.first != first.idToken)
+                #expect(try await auth.currentTokens()?.idTokenIsValid(at: clock.now, leeway: 60) == true)
+            } else {
+                let refused = await #expect(throws: AuthError.self) { try await auth.tokensWithValidIDToken() }
+                #expect(refused?.code == .loginRequired)
+                #expect(
+                    refused?.message.contains("the refresh brought no new one") == true,
+                    "\(String(describing: refused))")
+                #expect(try await auth.accessToken() != first.accessToken, "the refresh's access token is kept")
+            }
+            await sandbox.stop()
+        }
+    }
+
     @Test func twoHundredConcurrentSendsAfterExpiryCauseOneRefresh() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try await signedIn(sandbox, store: MemoryTokenStore())

@@ -33,12 +33,15 @@ missing_keyring_packages() {
 }
 
 # Prints the packages the adapter tests need that are missing: the real kubectl (Debian's is
-# kubernetes-client), git with git-http-backend, and openssl for the API server's certificate.
+# kubernetes-client), git with git-http-backend, openssl for the API server's certificate, and
+# Python's cryptography for the API server's signature checks.
 missing_adapter_packages() {
     command -v kubectl >/dev/null 2>&1 || echo kubernetes-client
     [[ -x /usr/lib/git-core/git-http-backend ]] || echo git
     command -v openssl >/dev/null 2>&1 || echo openssl
     command -v python3 >/dev/null 2>&1 || echo python3
+    # The API server stand-in verifies ID token signatures (scripts/lib/token_checking_server.py).
+    /usr/bin/python3 -c 'import cryptography' >/dev/null 2>&1 || echo python3-cryptography
     return 0
 }
 

@@ -1,35 +1,47 @@
 #!/usr/bin/env python3
-"""Servers on 127.0.0.1 that accept only access tokens an authorization server vouches for, for
-the adapter tests (kubectl's exec credential plugin, git's credential helper).
+"""Servers on 127.0.0.1 that accept only the tokens their real counterpart would, for the adapter
+tests (kubectl's exec credential plugin, git's credential helper).
 
-Each request's token (`Authorization: Bearer T`, or Basic with T as the password) is checked by
-asking RESOURCE_URL (the sandbox's protected resource) with it: 200 means valid. Nothing else is
-trusted, and no token is ever printed or logged.
-
-    token_checking_server.py kube RESOURCE_URL CERTIFICATE KEY
-        a tiny Kubernetes API server over HTTPS (kubectl sends no credentials over plain HTTP): GET /api
-        answers an APIVersions object; 401 without a valid token.
+    token_checking_server.py kube ISSUER CLIENT_ID CERTIFICATE KEY [USERNAME_CLAIM]
+        a tiny Kubernetes API server over HTTPS (kubectl sends no credentials over plain HTTP):
+        GET /api answers an APIVersions object to a bearer token that its OIDC authenticator takes,
+        401 otherwise. Written from the Kubernetes documentation ("Authenticating", OpenID Connect
+        Tokens; the flags --oidc-issuer-url, --oidc-client-id, --oidc-username-claim): the token is
+        a JWT signed with a key of the issuer's JWKS (found through its discovery document, with
+        RS256/384/512, PS256/384/512 or ES256/384/512), its `iss` is the issuer URL exactly, its
+        `aud` holds the client id, it has not expired, and it has the username claim (default
+        `sub`; a claim other than `email` is prefixed with the issuer URL and `#`, and `email`
+        needs `email_verified` true). Nothing else is trusted.
     token_checking_server.py git RESOURCE_URL REPOSITORIES
         git's smart HTTP (git http-backend, as CGI) for the bare repositories under REPOSITORIES;
-        401 with a Basic challenge without a valid token.
+        401 with a Basic challenge unless RESOURCE_URL (the sandbox's protected resource) answers
+        the token (the password) with 200.
 
-The first line on stderr is `port: N`; then one line per request on stderr:
-`METHOD PATH STATUS SCHEME` (SCHEME: basic, bearer or none).
+No token is ever printed or logged. The first line on stderr is `port: N`; then one line per
+request on stderr: `METHOD PATH STATUS SCHEME`, and for kube `user=NAME` or `refused=WHY`.
 """
 
 import base64
 import http.server
+import json
 import os
 import signal
 import ssl
 import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 
-MODE, RESOURCE = sys.argv[1], sys.argv[2]
-REPOSITORIES = sys.argv[3] if MODE == "git" else None
-CERTIFICATE = sys.argv[3:5] if MODE == "kube" else None
+MODE = sys.argv[1]
+if MODE == "kube":
+    ISSUER, CLIENT_ID = sys.argv[2], sys.argv[3]
+    CERTIFICATE = sys.argv[4:6]
+    USERNAME_CLAIM = sys.argv[6] if len(sys.argv) > 6 else "sub"
+    RESOURCE = REPOSITORIES = None
+else:
+    RESOURCE, REPOSITORIES, CERTIFICATE = sys.argv[2], sys.argv[3], None
 
 
 def token_of(header):
@@ -46,6 +58,100 @@ def token_of(header):
             return None, "basic"
         return password, "basic"
     return None, scheme.lower()
+
+
+def b64decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class OIDCAuthenticator:
+    """The API server's OIDC authenticator: the issuer's keys, fetched through its discovery
+    document, refetched once for an unknown key id."""
+
+    def __init__(self):
+        self.keys = {}
+        self.lock = threading.Lock()
+
+    def fetch(self):
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+        with urllib.request.urlopen(ISSUER.rstrip("/") + "/.well-known/openid-configuration", timeout=10) as r:
+            jwks_uri = json.load(r)["jwks_uri"]
+        with urllib.request.urlopen(jwks_uri, timeout=10) as r:
+            document = json.load(r)
+        keys = {}
+        for jwk in document.get("keys", []):
+            number = lambda name: int.from_bytes(b64decode(jwk[name]), "big")
+            if jwk.get("kty") == "RSA":
+                keys[jwk.get("kid")] = rsa.RSAPublicNumbers(number("e"), number("n")).public_key()
+            elif jwk.get("kty") == "EC":
+                curve = {"P-256": ec.SECP256R1(), "P-384": ec.SECP384R1(), "P-521": ec.SECP521R1()}[jwk["crv"]]
+                keys[jwk.get("kid")] = ec.EllipticCurvePublicNumbers(number("x"), number("y"), curve).public_key()
+        with self.lock:
+            self.keys = keys
+
+    def key(self, kid):
+        with self.lock:
+            found = self.keys.get(kid)
+        if found is None:
+            self.fetch()
+            with self.lock:
+                found = self.keys.get(kid)
+        return found
+
+    def username(self, token):
+        """The user the token names, or raises ValueError saying why it is refused."""
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec, padding
+        from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise ValueError("not-a-jwt")
+        try:
+            header, claims = json.loads(b64decode(parts[0])), json.loads(b64decode(parts[1]))
+            signature = b64decode(parts[2])
+        except Exception:
+            raise ValueError("not-a-jwt")
+        algorithm = header.get("alg", "")
+        digest = {"256": hashes.SHA256(), "384": hashes.SHA384(), "512": hashes.SHA512()}.get(algorithm[2:])
+        if algorithm[:2] not in ("RS", "PS", "ES") or digest is None:
+            raise ValueError("algorithm")
+        key = self.key(header.get("kid"))
+        if key is None:
+            raise ValueError("unknown-key")
+        signed = (parts[0] + "." + parts[1]).encode()
+        try:
+            if algorithm.startswith("ES"):
+                half = len(signature) // 2
+                der = encode_dss_signature(
+                    int.from_bytes(signature[:half], "big"), int.from_bytes(signature[half:], "big"))
+                key.verify(der, signed, ec.ECDSA(digest))
+            elif algorithm.startswith("PS"):
+                key.verify(signature, signed, padding.PSS(padding.MGF1(digest), digest.digest_size), digest)
+            else:
+                key.verify(signature, signed, padding.PKCS1v15(), digest)
+        except (InvalidSignature, AttributeError, TypeError, ValueError):
+            raise ValueError("signature")
+        if claims.get("iss") != ISSUER:
+            raise ValueError("issuer")
+        audience = claims.get("aud")
+        if CLIENT_ID not in (audience if isinstance(audience, list) else [audience]):
+            raise ValueError("audience")
+        if not isinstance(claims.get("exp"), (int, float)) or claims["exp"] <= time.time():
+            raise ValueError("expired")
+        name = claims.get(USERNAME_CLAIM)
+        if not isinstance(name, str) or not name:
+            raise ValueError("no-username-claim")
+        if USERNAME_CLAIM == "email":
+            if claims.get("email_verified") is not True:
+                raise ValueError("email-not-verified")
+            return name
+        return ISSUER + "#" + name
+
+
+AUTHENTICATOR = OIDCAuthenticator() if MODE == "kube" else None
 
 
 def valid(token):
@@ -81,10 +187,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         token, scheme = token_of(self.headers.get("Authorization"))
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if MODE == "kube":
+            if scheme != "bearer" or not token:
+                return self.refuse(scheme)
+            try:
+                user = AUTHENTICATOR.username(token)
+            except ValueError as why:
+                return self.refuse(f"{scheme} refused={why}")
+            except Exception:
+                return self.refuse(f"{scheme} refused=keys-unavailable")
+            return self.kube(f"{scheme} user={user}")
         if not valid(token):
             return self.refuse(scheme)
-        if MODE == "kube":
-            return self.kube(scheme)
         return self.git(body, scheme)
 
     do_GET = handle_any

@@ -323,6 +323,19 @@ public final class Authenticator: Sendable {
         try await lifecycle.current()
     }
 
+    /// The set with an ID token valid for at least `minimumValidity` seconds, refreshed when needed,
+    /// even when the access token is still good: for a consumer that takes the ID token, such as
+    /// a Kubernetes API server's OIDC authenticator. As with ``accessToken(minimumValidity:)``, one
+    /// refresh serves every caller, in this process and others.
+    ///
+    /// - Parameter minimumValidity: How long the ID token (and the access token) must still be valid.
+    /// - Returns: The set; its ``TokenSet/idToken`` is valid until ``TokenSet/idTokenExpiresAt``.
+    /// - Throws: ``AuthError/Code/loginRequired`` when there is no ID token, or the refresh brought
+    ///   no new one while the one held expires (an expired ID token is never returned).
+    public func tokensWithValidIDToken(minimumValidity: TimeInterval = 60) async throws -> TokenSet {
+        try await lifecycle.validTokens(minimumValidity: minimumValidity, idToken: true)
+    }
+
     /// An access token valid for at least `minimumValidity` seconds, refreshed when needed.
     ///
     /// The token is refreshed when it expires within `minimumValidity` (or there is no access token

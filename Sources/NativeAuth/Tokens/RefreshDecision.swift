@@ -44,15 +44,19 @@ package enum RefreshDecision: Equatable, Sendable {
     ///   - now: The time.
     ///   - minimumValidity: How long the access token must still be valid; `nil` for a forced
     ///     refresh, which uses `current` only when it changed since `seen` and has not expired.
+    ///   - idToken: Whether the ID token must be valid that long too (a Kubernetes API server
+    ///     takes the ID token): a set whose ID token expires is refreshed, even with a good access
+    ///     token.
     package static func decide(
         seen: TokenSet?,
         current: TokenSet?,
         now: Date,
-        minimumValidity: TimeInterval?
+        minimumValidity: TimeInterval?,
+        idToken: Bool = false
     ) -> RefreshDecision {
         guard let current else { return .signIn(Self.notSignedIn) }
-        let changed = seen.map { $0.accessToken != current.accessToken } ?? true
-        if changed, !current.accessToken.isEmpty, current.isValid(at: now, leeway: minimumValidity ?? 0) {
+        let changed = seen.map { $0.accessToken != current.accessToken || $0.idToken != current.idToken } ?? true
+        if changed, current.isUsable(at: now, leeway: minimumValidity ?? 0, idToken: idToken) {
             return .use(current)
         }
         guard let refreshToken = current.refreshToken else {
@@ -81,11 +85,12 @@ package enum RefreshDecision: Equatable, Sendable {
         of refused: String,
         reloaded: TokenSet?,
         now: Date,
-        minimumValidity: TimeInterval?
+        minimumValidity: TimeInterval?,
+        idToken: Bool = false
     ) -> AfterRefusal {
         guard let reloaded else { return .signedOut }
         if let newer = reloaded.refreshToken, newer != refused {
-            if !reloaded.accessToken.isEmpty, reloaded.isValid(at: now, leeway: minimumValidity ?? 0) {
+            if reloaded.isUsable(at: now, leeway: minimumValidity ?? 0, idToken: idToken) {
                 return .use(reloaded)
             }
             return .retry(reloaded, refreshToken: newer)
@@ -100,4 +105,13 @@ package enum RefreshDecision: Equatable, Sendable {
     /// The store was emptied while this process held the tokens in memory: a logout elsewhere.
     static let signedOutElsewhere = AuthError(
         .loginRequired, "signed out: the stored tokens were removed (by a logout)", hint: "sign in again")
+}
+
+extension TokenSet {
+    /// Whether the set serves as it is: an access token valid `leeway` from `now`, and the ID token
+    /// too when `idToken` asks for it.
+    func isUsable(at now: Date, leeway: TimeInterval, idToken: Bool) -> Bool {
+        !accessToken.isEmpty && isValid(at: now, leeway: leeway)
+            && (!idToken || idTokenIsValid(at: now, leeway: leeway))
+    }
 }

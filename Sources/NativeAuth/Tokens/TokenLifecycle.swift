@@ -136,18 +136,42 @@ package actor TokenLifecycle {
         try await validTokens(minimumValidity: minimumValidity).accessToken
     }
 
-    /// The set, with an access token valid for at least `minimumValidity` seconds (refreshed when
-    /// needed).
-    package func validTokens(minimumValidity: TimeInterval) async throws -> TokenSet {
+    /// The set, with an access token (and, with `idToken`, an ID token) valid for at least
+    /// `minimumValidity` seconds, refreshed when needed.
+    ///
+    /// - Throws: With `idToken`, ``AuthError/Code/loginRequired`` when a refresh brought no new ID
+    ///   token (or none that could be verified) and the one held expires: an expired ID token is
+    ///   never handed out.
+    package func validTokens(minimumValidity: TimeInterval, idToken: Bool = false) async throws -> TokenSet {
         let current = try await current()
-        switch RefreshDecision.decide(seen: nil, current: current, now: now, minimumValidity: minimumValidity) {
-        case .use(let tokens):
-            return tokens
+        if idToken, let current, current.idToken == nil {
+            // A refresh brings no ID token to a sign-in that got none (no `openid`, or a provider
+            // that issues none): say so instead of spending one.
+            throw AuthError(
+                .loginRequired, "the sign-in holds no ID token",
+                hint: "sign in with the openid scope, from an OpenID provider")
+        }
+        let tokens: TokenSet
+        switch RefreshDecision.decide(
+            seen: nil, current: current, now: now, minimumValidity: minimumValidity, idToken: idToken)
+        {
+        case .use(let held):
+            return held
         case .signIn(let error):
             throw error
-        case .refresh(let tokens, _), .renew(let tokens):
-            return try await refresh(replacing: tokens, minimumValidity: minimumValidity)
+        case .refresh(let held, _), .renew(let held):
+            tokens = try await refresh(replacing: held, minimumValidity: minimumValidity, idToken: idToken)
         }
+        guard !idToken || tokens.idTokenIsValid(at: now, leeway: minimumValidity) else {
+            throw AuthError(
+                .loginRequired,
+                tokens.idToken == nil
+                    ? "the sign-in holds no ID token"
+                    : "the ID token expires, and the refresh brought no new one (or none that could be verified)",
+                hint: "sign in again for a new ID token", operation: .refresh,
+                underlying: lastRefreshIDTokenError)
+        }
+        return tokens
     }
 
     /// Refreshes now, whether or not the tokens expire soon.
@@ -158,30 +182,36 @@ package actor TokenLifecycle {
 
     /// Joins the refresh in flight, or starts one; uses the set in memory when it changed since
     /// `seen` and is good.
-    private func refresh(replacing seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
+    private func refresh(
+        replacing seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool = false
+    ) async throws -> TokenSet {
         if case .use(let tokens) = RefreshDecision.decide(
-            seen: seen, current: cached, now: now, minimumValidity: minimumValidity)
+            seen: seen, current: cached, now: now, minimumValidity: minimumValidity, idToken: idToken)
         {
             return tokens  // refreshed since the caller looked
         }
         return try await refreshes.value {
-            try await self.refreshUnderLock(seen: seen, minimumValidity: minimumValidity)
+            try await self.refreshUnderLock(seen: seen, minimumValidity: minimumValidity, idToken: idToken)
         }
     }
 
-    private func refreshUnderLock(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
+    private func refreshUnderLock(
+        seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool
+    ) async throws -> TokenSet {
         try await storeOperation {
             try await lock.withLock(key, timeout: lockTimeout) {
-                try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity)
+                try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity, idToken: idToken)
             }
         }
     }
 
-    private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?) async throws -> TokenSet {
+    private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool) async throws -> TokenSet {
         // Only the store counts under the lock: an empty store means the person signed out (in
         // another process, perhaps), and the copy in memory must not sign them back in.
         let stored = try await storedUnderLock()
-        switch RefreshDecision.decide(seen: seen, current: stored, now: now, minimumValidity: minimumValidity) {
+        switch RefreshDecision.decide(
+            seen: seen, current: stored, now: now, minimumValidity: minimumValidity, idToken: idToken)
+        {
         case .use(let tokens):
             client.logger.debug("using tokens another process refreshed")
             await wrote(tokens)
@@ -196,7 +226,7 @@ package actor TokenLifecycle {
             } catch let error as AuthError where error.isLoginRequired {
                 let reloaded = try await storeOperation { try await store.load(key) }
                 switch RefreshDecision.afterRefusal(
-                    of: refreshToken, reloaded: reloaded, now: now, minimumValidity: minimumValidity)
+                    of: refreshToken, reloaded: reloaded, now: now, minimumValidity: minimumValidity, idToken: idToken)
                 {
                 case .use(let tokens):
                     client.logger.debug("another process refreshed with a rotated refresh token; using its tokens")

@@ -1,4 +1,5 @@
 public import Foundation
+internal import LenientJSON
 
 /// The tokens from one sign-in, as the token endpoint returned them, with absolute times.
 ///
@@ -142,6 +143,38 @@ public struct TokenSet: Sendable, Equatable {
     /// Whether the access token is bound to ``dpopKey`` (``tokenType`` `DPoP`, RFC 9449 §5): it is
     /// sent only with a proof signed with that key.
     public var isDPoPBound: Bool { tokenType.caseInsensitiveCompare("DPoP") == .orderedSame }
+
+    /// When the ID token expires: its `exp` claim (the token was verified when it was stored; this
+    /// reads it again without the keys). `nil` without an ID token, or with one that names no `exp`.
+    public var idTokenExpiresAt: Date? { idTokenTimes?.expires }
+
+    /// The ID token's `iat` and `exp`.
+    private var idTokenTimes: (issued: Date?, expires: Date)? {
+        func seconds(_ value: JSONValue?) -> Date? {
+            switch value {
+            case .integer(let number): Date(timeIntervalSince1970: TimeInterval(number))
+            case .double(let number): Date(timeIntervalSince1970: number)
+            default: nil
+            }
+        }
+        guard let idToken, let claims = JOSEParsing.parts(ofCompactJWS: idToken)?.claims,
+            let expires = seconds(claims["exp"])
+        else { return nil }
+        return (seconds(claims["iat"]), expires)
+    }
+
+    /// Whether the ID token is still valid `leeway` from `now`, with the same rule as
+    /// ``isValid(at:leeway:)``: the leeway is at most half its lifetime. `false` without an ID
+    /// token; `true` for one without `exp`.
+    public func idTokenIsValid(at now: Date, leeway: TimeInterval = 60) -> Bool {
+        guard idToken != nil else { return false }
+        guard let times = idTokenTimes else { return true }
+        var leeway = leeway
+        if let issued = times.issued, times.expires > issued {
+            leeway = min(leeway, times.expires.timeIntervalSince(issued) / 2)
+        }
+        return times.expires.timeIntervalSince(now) > leeway
+    }
 
     /// Whether the access token is still valid `leeway` from `now`. A token without an expiry is
     /// taken as valid (the resource server will say otherwise with a 401).

@@ -370,6 +370,9 @@ public final class SandboxAuthorizationServer: Sendable {
         /// that do not follow RFC 8252 §7.3 do: a loopback URI must then be registered with its
         /// port. Off by default (a loopback URI matches on any port).
         public var matchesRedirectURIsExactly = false
+        /// Whether a refresh answer carries a new ID token (OIDC Core §12.2 makes it optional, and
+        /// some servers send none). On by default.
+        public var issuesIDTokensOnRefresh = true
         /// Whether a rotated-away refresh token sent again revokes every token of its sign-in
         /// (reuse detection), as Auth0 and Okta do. Off by default: it is only refused.
         public var detectsRefreshTokenReuse = false

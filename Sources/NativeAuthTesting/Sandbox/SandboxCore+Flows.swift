@@ -259,7 +259,8 @@ extension SandboxCore {
         // A rotated refresh token keeps the grant's whole scope (RFC 6749 §6); the access token has
         // the narrowed one.
         return issueTokens(
-            record.authorization, includeNonce: false, newRefreshToken: rotate, form: form, accessScopes: narrowed)
+            record.authorization, includeNonce: false, newRefreshToken: rotate, form: form, accessScopes: narrowed,
+            idToken: configuration.issuesIDTokensOnRefresh)
     }
 
     func issueTokens(
@@ -268,7 +269,8 @@ extension SandboxCore {
         newRefreshToken: Bool,
         form: [FormField],
         accessScopes: [String]? = nil,
-        extra: JSONObject = [:]
+        extra: JSONObject = [:],
+        idToken: Bool = true
     ) -> TestResponse {
         let audience: [String]
         switch self.audience(
@@ -281,7 +283,7 @@ extension SandboxCore {
         if let accessScopes { access.scopes = accessScopes }
         return issueTokens(
             authorization, access: access, audience: audience, includeNonce: includeNonce,
-            newRefreshToken: newRefreshToken, extra: extra)
+            newRefreshToken: newRefreshToken, extra: extra, idToken: idToken)
     }
 
     private func issueTokens(
@@ -290,7 +292,8 @@ extension SandboxCore {
         audience: [String],
         includeNonce: Bool,
         newRefreshToken: Bool,
-        extra: JSONObject
+        extra: JSONObject,
+        idToken issuesIDToken: Bool
     ) -> TestResponse {
         var authorization = authorization
         var accessAuthorization = accessAuthorization
@@ -322,7 +325,7 @@ extension SandboxCore {
                 answer["refresh_token_expires_in"] = .integer(Int64(lifetime.timeInterval.rounded()))
             }
         }
-        if authorization.scopes.contains("openid") {
+        if issuesIDToken, authorization.scopes.contains("openid") {
             var claims = claims(of: authorization.subject, scopes: authorization.scopes)
             let issued = Int64(now.timeIntervalSince1970)
             claims["iss"] = .string(issuer)
