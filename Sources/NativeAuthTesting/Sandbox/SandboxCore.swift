@@ -195,12 +195,14 @@ final class SandboxCore: Sendable {
     // MARK: Dispatch
 
     /// Whether this sandbox answers at `path`.
-    func serves(_ path: String) -> Bool {
-        if dialect.apis[path] != nil { return true }
-        if routes[path] != nil { return !path.hasPrefix("/mtls/") || servesMutualTLS }
-        return path.hasPrefix(Endpoint.protectedResource.rawValue)
-            || path.hasPrefix(Endpoint.protectedResourceMetadata.rawValue)
-            || path.hasPrefix(Endpoint.clientMetadataDocument.rawValue)
+    func serves(_ path: String) -> Bool { dialect.apis[path] != nil || endpoint(at: path) != nil }
+
+    /// The endpoint served at `path`: the dialect's routes (a `/mtls/` alias only when served
+    /// with a client CA), then the path prefixes of the protected resources and metadata documents.
+    func endpoint(at path: String) -> Endpoint? {
+        if let endpoint = routes[path] { return !path.hasPrefix("/mtls/") || servesMutualTLS ? endpoint : nil }
+        let prefixed: [Endpoint] = [.protectedResource, .protectedResourceMetadata, .clientMetadataDocument]
+        return prefixed.first { path.hasPrefix($0.rawValue) }
     }
 
     /// Whether `request` carries an access token this sandbox issued.
@@ -219,14 +221,7 @@ final class SandboxCore: Sendable {
             return api(request, tokenGrant(request))
         }
         let alias = path.hasPrefix("/mtls/") && servesMutualTLS
-        let endpoint: Endpoint? =
-            routes[path].flatMap { !alias && path.hasPrefix("/mtls/") ? nil : $0 }
-            ?? (path.hasPrefix(Endpoint.protectedResource.rawValue)
-                ? .protectedResource
-                : path.hasPrefix(Endpoint.protectedResourceMetadata.rawValue)
-                    ? .protectedResourceMetadata
-                    : path.hasPrefix(Endpoint.clientMetadataDocument.rawValue) ? .clientMetadataDocument : nil)
-        guard let endpoint else { return nil }
+        guard let endpoint = self.endpoint(at: path) else { return nil }
         log(request)
         let failure: Failure? = state.withLockedValue { state in
             state.requestCounts[endpoint, default: 0] += 1
