@@ -169,6 +169,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *arguments):
         pass  # one line per request, below, without headers
 
+    def handle(self):
+        # A client that hangs up mid-answer (kubectl ends a check it no longer needs) is not an error.
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            pass
+
     def note(self, status, scheme):
         print(f"{self.command} {self.path.split('?')[0]} {status} {scheme}", file=sys.stderr, flush=True)
 
@@ -205,12 +212,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_POST = handle_any
 
     def kube(self, scheme):
-        if self.path.split("?")[0] != "/api":
+        # kubectl may also ask /version (its version-skew check) on its own schedule: answer it as
+        # an API server does, so that what it sends there is validated and logged like the rest.
+        path = self.path.split("?")[0]
+        if path == "/api":
+            body = (b'{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":'
+                    b'[{"clientCIDR":"0.0.0.0/0","serverAddress":"127.0.0.1:6443"}]}\n')
+        elif path == "/version":
+            body = b'{"major":"1","minor":"30","gitVersion":"v1.30.0","platform":"linux/amd64"}\n'
+        else:
             self.note(404, scheme)
             self.send_error(404)
             return
-        body = (b'{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":'
-                b'[{"clientCIDR":"0.0.0.0/0","serverAddress":"127.0.0.1:6443"}]}\n')
         self.note(200, scheme)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
