@@ -17,6 +17,8 @@ let package = Package(
         // The presenters of a terminal program: loopback redirect, paste, print-URL, the browser.
         .library(name: "NativeAuthPresenters", targets: ["NativeAuthPresenters"]),
         .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
+        // Temporary AWS credentials for the sign-in's ID token (STS AssumeRoleWithWebIdentity).
+        .library(name: "NativeAuthAWS", targets: ["NativeAuthAWS"]),
         // Tokens in the OS keyring: the Secret Service (libsecret) on Linux, the Keychain on Apple platforms.
         .library(name: "NativeAuthKeyring", targets: ["NativeAuthKeyring"]),
         // Tokens in PostgreSQL, shared by a fleet of instances, each refreshed once (postgres-nio).
@@ -171,11 +173,22 @@ let package = Package(
         .target(name: "NativeAuthOkta", dependencies: ["NativeAuth", "LenientJSON"]),
         .target(name: "NativeAuthAuth0", dependencies: ["NativeAuth"]),
         .target(name: "NativeAuthEntra", dependencies: ["NativeAuth", "LenientJSON"]),
+        // Bridges to cloud providers' credentials: an edge of its own (it reads STS's XML).
+        .target(
+            name: "NativeAuthAWS",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "NativeAuthCommands",
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthAWS",
+                "CNativeAuthPOSIX",
                 "NativeAuthAsyncHTTPClient",
                 "NativeAuthPresenters",
                 "NativeAuthKeyring",
@@ -505,6 +518,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
+                "NativeAuthAWS",
                 "NativeAuthAsyncHTTPClient",
                 "NativeAuthCommands",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

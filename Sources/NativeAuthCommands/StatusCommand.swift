@@ -151,6 +151,10 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     "scope": .array(token.scopes.map(JSONValue.string)), "expires_at": date(token.expiresAt),
                 ])
             })
+        object["derived_credentials"] = .array(
+            (tokens?.derivedCredentials ?? []).map { credential in
+                .object(["name": .string(credential.name), "expires_at": date(credential.expiresAt)])
+            })
         return object
     }
 
@@ -181,6 +185,9 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             lines.append(
                 "Token for \(token.resource.absoluteString)\(scope) expires: "
                     + (expiry(token.expiresAt, now: now) ?? "not stated"))
+        }
+        for credential in tokens.derivedCredentials {
+            lines.append("Credentials \(credential.name) expire: " + (expiry(credential.expiresAt, now: now) ?? ""))
         }
         return lines
     }

@@ -4,6 +4,7 @@ internal import HTTPTypes
 internal import LenientJSON
 internal import Logging
 @_spi(Provider) internal import NativeAuth
+internal import NativeAuthAWS
 internal import NativeAuthPresenters
 
 /// `token`: prints a valid access token, refreshing if needed, for another program.
@@ -22,12 +23,23 @@ internal import NativeAuthPresenters
 ///   opens the browser if kubectl says the session is interactive, and fails at once with a
 ///   message saying so when it is not (`interactive: false`). See ``KubeconfigCommand``.
 ///
+/// - `aws-credential-process`: the JSON an AWS CLI `credential_process` reads, with temporary
+///   credentials for `--role-arn` from STS `AssumeRoleWithWebIdentity` (NativeAuthAWS) for the ID
+///   token, kept with the tokens and reused until five minutes before they expire; `--duration`
+///   and `--aws-region` as the AWS CLI names them. See ``SetupAWSCommand``.
+/// - `google-executable`: the response of an executable-sourced Google credential (`version`,
+///   `success`, `token_type`, `id_token`, `expiration_time`), and on failure the error response
+///   Google's libraries read (`success` false, `code`, `message`; exit status 1). Google's
+///   libraries read this command's standard error with its output: nothing is written there
+///   when both are the same pipe. See ``SetupGoogleCommand``.
+///
 /// `--token-kind id` hands out the ID token instead (`raw`, `header`, `exec-credential`), valid for
 /// at least a minute: when it expires sooner it is refreshed, even when the access token is still
 /// good, and a refresh that brings no new one is an error rather than an expired token. It is the
 /// default of `exec-credential` for a sign-in that holds an ID token, since a Kubernetes API
 /// server's OIDC authenticator validates a JWT whose `aud` is the client id: the ID token.
-/// `--token-kind access` sends the access token to clusters that validate those.
+/// `--token-kind access` sends the access token to clusters that validate those. The cloud formats
+/// send the ID token too, unless `--token-kind access` says otherwise.
 ///
 /// The other forms never sign in: they fail with `login_required`.
 public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
@@ -42,9 +54,10 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "raw (the token), json, header (the Authorization value), dpop-proof (the DPoP header for --url) or"
-                + " exec-credential (for kubectl).",
-            valueName: "raw|json|header|dpop-proof|exec-credential"))
+            "raw (the token), json, header (the Authorization value), dpop-proof (the DPoP header for --url),"
+                + " exec-credential (for kubectl), aws-credential-process (AWS credentials for --role-arn) or"
+                + " google-executable (for Google's executable-sourced credentials).",
+            valueName: "format"))
     var format: String = TokenFormat.raw.rawValue
 
     @Option(
@@ -63,6 +76,8 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("With --format dpop-proof: the request's method.", valueName: "method"))
     var method: String = "GET"
 
+    @OptionGroup var aws: AWSRoleOptions
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
@@ -79,74 +94,112 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             guard let kind = TokenKind(rawValue: tokenKind) else {
                 throw ValidationError("--token-kind is id or access")
             }
-            guard kind == .access || [.raw, .header, .execCredential].contains(TokenFormat(rawValue: format)) else {
-                throw ValidationError("--token-kind id goes with --format raw, header or exec-credential")
+            guard kind == .access || TokenFormat(rawValue: format)?.carriesIDToken == true else {
+                throw ValidationError(
+                    "--token-kind id goes with --format raw, header, exec-credential, aws-credential-process or"
+                        + " google-executable")
+            }
+        }
+        try aws.validate(for: format)
+    }
+
+    public func run() async throws {
+        let format = TokenFormat(rawValue: format) ?? .raw
+        if format == .googleExecutable { GoogleExecutable.quietStandardErrorWhenMerged() }
+        try await CommandSupport.run(Tool.self) {
+            guard format == .googleExecutable else { return try await produce(format) }
+            do {
+                try await produce(format)
+            } catch {
+                // The error response Google's libraries read (and exit status 1, from `run`).
+                CommandSupport.printLine(GoogleExecutable.failure(error))
+                throw error
             }
         }
     }
 
-    public func run() async throws {
-        try await CommandSupport.run(Tool.self) {
-            let format = TokenFormat(rawValue: format) ?? .raw
-            let execInfo = try KubernetesExecInfo.parse(
-                format == .execCredential ? ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"] : nil)
-            let signIn: TokenSupply.SignIn =
-                format != .execCredential
-                ? .never(reason: nil)
-                : execInfo.interactive
-                    ? .withBrowser : .never(reason: "kubectl runs this plugin without a terminal (interactive: false)")
-            if let token = try AccessTokenOverride.token() {
-                CommandSupport.printLine(try format.text(AccessTokenOverride.tokens(token), execInfo: execInfo))
-                return
-            }
-            let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
-            let asked = tokenKind.flatMap(TokenKind.init(rawValue:))
-            let resource = try options.singleResource()
-            if asked == .id, resource != nil {
+    private func produce(_ format: TokenFormat) async throws {
+        let execInfo = try KubernetesExecInfo.parse(
+            format == .execCredential ? ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"] : nil)
+        let signIn: TokenSupply.SignIn =
+            format != .execCredential
+            ? .never(reason: nil)
+            : execInfo.interactive
+                ? .withBrowser : .never(reason: "kubectl runs this plugin without a terminal (interactive: false)")
+        if let token = try AccessTokenOverride.token() {
+            guard !format.isCloud else {
                 throw AuthError(
-                    .configurationInvalid, "a resource's token is an access token: the ID token is for the client",
-                    hint: "leave out --token-kind id with --resource")
+                    .configurationInvalid,
+                    "NATIVEAUTH_ACCESS_TOKEN is a token without its sign-in: --format \(format.rawValue) needs the"
+                        + " stored sign-in's ID token",
+                    hint: "unset NATIVEAUTH_ACCESS_TOKEN")
             }
-            // exec-credential hands out the ID token of a sign-in that holds one, unless told otherwise.
-            let automatic = format == .execCredential && asked == nil && resource == nil
-            var held: TokenSet?
-            if automatic { held = try await prepared.authenticator.currentTokens() }
-            let wantsID = asked == .id || held?.idToken != nil
-            var tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self, idToken: wantsID)
-            let kind: TokenKind = asked ?? (automatic && tokens.idToken != nil ? .id : .access)
-            if kind == .id, !wantsID, !tokens.idTokenIsValid(at: Date()) {
-                // Signed in just now without an ID token asked for: one with a minute left, or a refresh.
-                tokens = try await prepared.authenticator.tokensWithValidIDToken()
-            }
-            if let resource {
-                let token = try await prepared.authenticator.resourceToken(for: resource)
-                try TokenOutput.checkPrintable(token.accessToken)
-                let key = tokens.dpopKey
-                tokens = TokenSet(
-                    accessToken: token.accessToken, tokenType: token.tokenType, scopes: token.scopes,
-                    expiresAt: token.expiresAt, issuedAt: token.issuedAt)
-                tokens.dpopKey = key
-            }
-            if format == .dpopProof {
-                CommandSupport.printLine(try TokenOutput.proof(for: tokens, method: method, url: url ?? ""))
-                return
-            }
-            if format == .execCredential, kind == .access, tokens.isDPoPBound {
-                CommandSupport.warn(
-                    "the access token is DPoP-bound (RFC 9449); kubectl sends it as a bearer token, which the server"
-                        + " will refuse: set dpop to off for this configuration")
-            }
-            if format == .execCredential, kind == .access, resource == nil, tokens.idToken != nil,
-                let problem = TokenOutput.audienceProblem(
-                    of: tokens, clientID: prepared.authenticator.provider.configuration.clientID)
-            {
-                CommandSupport.warn(
-                    "kubectl gets the access token, and \(problem); a Kubernetes API server's OIDC authenticator"
-                        + " takes a JWT whose aud is the client id, which the ID token is: use --token-kind id unless"
-                        + " this cluster validates access tokens")
-            }
-            CommandSupport.printLine(try format.text(tokens, execInfo: execInfo, kind: kind))
+            CommandSupport.printLine(try format.text(AccessTokenOverride.tokens(token), execInfo: execInfo))
+            return
         }
+        let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
+        let asked = tokenKind.flatMap(TokenKind.init(rawValue:))
+        if format == .awsCredentialProcess {
+            let role = try aws.role(sendsAccessToken: asked == .access)
+            let credentials = try await role.credentials(
+                from: prepared.authenticator, transport: prepared.authenticator.transport)
+            try TokenOutput.checkPrintable(credentials.secretAccessKey + credentials.sessionToken)
+            CommandSupport.printLine(credentials.credentialProcessJSON)
+            return
+        }
+        let resource = try options.singleResource()
+        if asked == .id, resource != nil {
+            throw AuthError(
+                .configurationInvalid, "a resource's token is an access token: the ID token is for the client",
+                hint: "leave out --token-kind id with --resource")
+        }
+        // exec-credential hands out the ID token of a sign-in that holds one, unless told otherwise;
+        // google-executable the ID token always.
+        let automatic = format == .execCredential && asked == nil && resource == nil
+        var held: TokenSet?
+        if automatic { held = try await prepared.authenticator.currentTokens() }
+        let wantsID = asked == .id || held?.idToken != nil || (format == .googleExecutable && asked == nil)
+        var tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self, idToken: wantsID)
+        let kind: TokenKind =
+            asked ?? (format == .googleExecutable || (automatic && tokens.idToken != nil) ? .id : .access)
+        if kind == .id, !wantsID, !tokens.idTokenIsValid(at: Date()) {
+            // Signed in just now without an ID token asked for: one with a minute left, or a refresh.
+            tokens = try await prepared.authenticator.tokensWithValidIDToken()
+        }
+        if let resource {
+            let token = try await prepared.authenticator.resourceToken(for: resource)
+            try TokenOutput.checkPrintable(token.accessToken)
+            let key = tokens.dpopKey
+            tokens = TokenSet(
+                accessToken: token.accessToken, tokenType: token.tokenType, scopes: token.scopes,
+                expiresAt: token.expiresAt, issuedAt: token.issuedAt)
+            tokens.dpopKey = key
+        }
+        if format == .dpopProof {
+            CommandSupport.printLine(try TokenOutput.proof(for: tokens, method: method, url: url ?? ""))
+            return
+        }
+        if format == .execCredential, kind == .access, tokens.isDPoPBound {
+            CommandSupport.warn(
+                "the access token is DPoP-bound (RFC 9449); kubectl sends it as a bearer token, which the server"
+                    + " will refuse: set dpop to off for this configuration")
+        }
+        if format == .googleExecutable, kind == .access, tokens.isDPoPBound {
+            throw AuthError(
+                .configurationInvalid,
+                "the access token is DPoP-bound (RFC 9449), and Google's token exchange cannot present a proof for it",
+                hint: "send the ID token, or turn `dpop` off for this configuration", field: Setting.dpop.key)
+        }
+        if format == .execCredential, kind == .access, resource == nil, tokens.idToken != nil,
+            let problem = TokenOutput.audienceProblem(
+                of: tokens, clientID: prepared.authenticator.provider.configuration.clientID)
+        {
+            CommandSupport.warn(
+                "kubectl gets the access token, and \(problem); a Kubernetes API server's OIDC authenticator"
+                    + " takes a JWT whose aud is the client id, which the ID token is: use --token-kind id unless"
+                    + " this cluster validates access tokens")
+        }
+        CommandSupport.printLine(try format.text(tokens, execInfo: execInfo, kind: kind))
     }
 }
 

@@ -21,13 +21,29 @@ enum TokenFormat: String, CaseIterable, Sendable {
     case execCredential = "exec-credential"
     /// The `DPoP` header of one request (RFC 9449), for a DPoP-bound token.
     case dpopProof = "dpop-proof"
+    /// An AWS CLI `credential_process`'s JSON: temporary credentials from STS for the ID token.
+    case awsCredentialProcess = "aws-credential-process"
+    /// The response of a Google executable-sourced credential.
+    case googleExecutable = "google-executable"
+
+    /// Whether `--token-kind id` goes with it.
+    var carriesIDToken: Bool { ![.json, .dpopProof].contains(self) }
+
+    /// Whether it feeds a cloud's credentials, which need the stored sign-in (its ID token).
+    var isCloud: Bool { self == .awsCredentialProcess || self == .googleExecutable }
 
     /// The text printed for `tokens`, without the final line break: of its access token, or of its
     /// ID token with `kind` ``TokenKind/id`` (`raw`, `header` and `exec-credential`).
     func text(_ tokens: TokenSet, execInfo: KubernetesExecInfo, kind: TokenKind = .access) throws -> String {
+        if self == .googleExecutable {
+            return try GoogleExecutable.success(tokens, kind: kind)
+        }
+        guard self != .awsCredentialProcess else {
+            throw AuthError(.configurationInvalid, "aws-credential-process prints STS's credentials, not a token")
+        }
         if kind == .id, let idToken = tokens.idToken {
             switch self {
-            case .raw, .dpopProof, .json: return idToken
+            case .raw, .dpopProof, .json, .awsCredentialProcess, .googleExecutable: return idToken
             case .header: return "Bearer \(idToken)"
             case .execCredential:
                 var status: JSONObject = ["token": .string(idToken)]
@@ -38,7 +54,7 @@ enum TokenFormat: String, CaseIterable, Sendable {
             }
         }
         switch self {
-        case .raw, .dpopProof:
+        case .raw, .dpopProof, .awsCredentialProcess, .googleExecutable:
             return tokens.accessToken
         case .header:
             return "\(TokenOutput.scheme(of: tokens)) \(tokens.accessToken)"

@@ -12,7 +12,8 @@ scripts/test.sh runs the test suite with NATIVEAUTH_LOG_LEVEL=debug and:
 None of those secrets may appear in any of that output. One exception: the stdout of a credential
 command (`token` in each --format, `git-credential`, `docker-credential`) holds, by design, one
 issued token in the place its format gives it (the whole line, `Bearer …` or `DPoP …`, a JSON `access_token`,
-`Secret` or `status.token`, a `password=` or `credential=` line); that one value is taken out and the
+`Secret` or `status.token`, google-executable's `id_token`, a `password=` or `credential=` line; and
+aws-credential-process's `SecretAccessKey` and `SessionToken`); those values are taken out and the
 rest is searched like everything else.
 
 A finding names the file, the line and the first characters of the secret, never the secret.
@@ -95,16 +96,23 @@ def is_credential_command(path):
 
 
 def credential_of(text):
-    """The credential in a credential command's output, where its format puts it, and the text
-    without it; (None, text) when the output has no such place."""
+    """The credentials in a credential command's output, where its format puts them (one issued
+    token; the AWS secret key and session token of `aws-credential-process`), and the text without
+    them; ([], text) when the output has no such place."""
     for scheme in ("Bearer ", "DPoP "):
         if text.startswith(scheme) and text.count("\n") == 1:
-            return text[len(scheme):-1], ""  # header
+            return [text[len(scheme):-1]], ""  # header
     try:
         value = json.loads(text)
     except ValueError:
         value = None
     if isinstance(value, dict):
+        if value.get("Version") == 1 and isinstance(value.get("SecretAccessKey"), str):
+            taken = [value.pop("SecretAccessKey"), value.pop("SessionToken", "")]
+            return [secret for secret in taken if secret], json.dumps(value)  # aws-credential-process
+        if value.get("version") == 1 and isinstance(value.get("id_token"), str):
+            credential = value.pop("id_token")
+            return [credential], json.dumps(value)  # google-executable
         for path in (("access_token",), ("Secret",), ("status", "token")):
             holder = value
             for key in path[:-1]:
@@ -112,25 +120,25 @@ def credential_of(text):
             if isinstance(holder, dict) and isinstance(holder.get(path[-1]), str):
                 credential = holder[path[-1]]
                 holder[path[-1]] = ""
-                return credential, json.dumps(value)
-        return None, text
+                return [credential], json.dumps(value)
+        return [], text
     lines = text.splitlines()
     found = [line for line in lines if line.startswith(("password=", "credential="))]
     if len(found) == 1:
         rest = "\n".join(line for line in lines if line is not found[0])
-        return found[0].partition("=")[2], rest
+        return [found[0].partition("=")[2]], rest
     if text.endswith("\n") and text.count("\n") == 1 and " " not in text:
-        return text[:-1], ""  # raw
-    return None, text
+        return [text[:-1]], ""  # raw
+    return [], text
 
 
 def without_credential(path, text, secrets):
-    """A credential command's stdout without the one issued token its format puts in its place
-    (everything else in it is still searched), and whether one was taken out."""
+    """A credential command's stdout without the issued credentials its format puts in their place
+    (everything else in it is still searched), and whether any were taken out."""
     if not is_credential_command(path):
         return text, False
-    credential, rest = credential_of(text)
-    if credential is None or credential not in secrets:
+    credentials, rest = credential_of(text)
+    if not credentials or any(credential not in secrets for credential in credentials):
         return text, False
     return rest, True
 
@@ -227,6 +235,16 @@ def self_test():
         results["an ID token beside token --format json's access token"] = run()
         (outputs / "c.stdout").write_text(json.dumps({"access_token": access, "scope": []}) + "\n")
         results["clean"] = run() if results["clean"] == 0 else 1
+        (outputs / "c.args").write_text("oidc-login\ntoken\n--format\naws-credential-process")
+        (outputs / "c.stdout").write_text(
+            json.dumps({"Version": 1, "AccessKeyId": "ASIA1", "SecretAccessKey": secret, "SessionToken": access}) + "\n")
+        results["clean"] = run() if results["clean"] == 0 else 1
+        (outputs / "c.args").write_text("oidc-login\ntoken\n--format\ngoogle-executable")
+        (outputs / "c.stdout").write_text(json.dumps({"version": 1, "success": True, "id_token": secret}) + "\n")
+        results["clean"] = run() if results["clean"] == 0 else 1
+        (outputs / "c.stdout").write_text(
+            json.dumps({"version": 1, "success": True, "id_token": secret, "message": access}) + "\n")
+        results["a second secret beside google-executable's token"] = run()
         (outputs / "c.args").write_text("oidc-login\nstatus")
         results["a token in the JSON of a command that is not a credential command"] = run()
         (outputs / "c.args").unlink()

@@ -16,9 +16,20 @@ tests (kubectl's exec credential plugin, git's credential helper).
         git's smart HTTP (git http-backend, as CGI) for the bare repositories under REPOSITORIES;
         401 with a Basic challenge unless RESOURCE_URL (the sandbox's protected resource) answers
         the token (the password) with 200.
+    token_checking_server.py aws-sts ISSUER CLIENT_ID
+        (with the project's .venv python, which holds moto) a logging proxy in front of moto's STS,
+        started in this process on 127.0.0.1 (moto does not verify web identity tokens): an AssumeRoleWithWebIdentity's WebIdentityToken must pass the
+        checks above (as an IAM OIDC identity provider for ISSUER with CLIENT_ID as its audience
+        would do them), else STS's own InvalidIdentityToken error comes back; everything else is
+        passed on as it is. The credentials moto issues are recorded as secrets.
+    token_checking_server.py google-sts ISSUER CLIENT_ID
+        an RFC 8693 token endpoint as Google's Security Token Service answers it (POST /v1/token):
+        the subject token must be an OIDC token passing the checks above, of the subject token type
+        the request names; the answer is an access token (recorded as a secret).
 
 No token is ever printed or logged. The first line on stderr is `port: N`; then one line per
-request on stderr: `METHOD PATH STATUS SCHEME`, and for kube `user=NAME` or `refused=WHY`.
+request on stderr: `METHOD PATH STATUS SCHEME`, and for kube `user=NAME` or `refused=WHY`; for
+aws-sts and google-sts `ACTION STATUS user=NAME` or `refused=WHY`.
 """
 
 import base64
@@ -35,11 +46,21 @@ import urllib.error
 import urllib.request
 
 MODE = sys.argv[1]
+UPSTREAM = None
 if MODE == "kube":
     ISSUER, CLIENT_ID = sys.argv[2], sys.argv[3]
     CERTIFICATE = sys.argv[4:6]
     USERNAME_CLAIM = sys.argv[6] if len(sys.argv) > 6 else "sub"
     RESOURCE = REPOSITORIES = None
+elif MODE in ("aws-sts", "google-sts"):
+    ISSUER, CLIENT_ID = sys.argv[2], sys.argv[3]
+    if MODE == "aws-sts":
+        from moto.server import ThreadedMotoServer
+
+        MOTO = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        MOTO.start()
+        UPSTREAM = "http://%s:%d" % MOTO.get_host_and_port()
+    USERNAME_CLAIM, CERTIFICATE, RESOURCE, REPOSITORIES = "sub", None, None, None
 else:
     RESOURCE, REPOSITORIES, CERTIFICATE = sys.argv[2], sys.argv[3], None
 
@@ -151,7 +172,36 @@ class OIDCAuthenticator:
         return ISSUER + "#" + name
 
 
-AUTHENTICATOR = OIDCAuthenticator() if MODE == "kube" else None
+AUTHENTICATOR = OIDCAuthenticator() if MODE in ("kube", "aws-sts", "google-sts") else None
+
+
+def record_secrets(*values):
+    """Appends what this server handed out to the redaction check's list (NATIVEAUTH_TEST_SECRETS_FILE)."""
+    path = os.environ.get("NATIVEAUTH_TEST_SECRETS_FILE")
+    if path:
+        with open(path, "a") as file:
+            file.write("".join(value + "\n" for value in values if value))
+
+
+def sts_error(code, message, status=400):
+    """STS's error document (the Query protocol's), as AWS answers it."""
+    from xml.sax.saxutils import escape
+
+    return status, (
+        '<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>'
+        f"<Code>{escape(code)}</Code><Message>{escape(message)}</Message></Error>"
+        "<RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId></ErrorResponse>"
+    ).encode(), "text/xml"
+
+
+def checked_user(token):
+    """The user a token names, and the refusal (None when it passes)."""
+    try:
+        return AUTHENTICATOR.username(token or ""), None
+    except ValueError as why:
+        return None, str(why)
+    except Exception:
+        return None, "keys-unavailable"
 
 
 def valid(token):
@@ -194,6 +244,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         token, scheme = token_of(self.headers.get("Authorization"))
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if MODE == "aws-sts":
+            return self.answer(*self.aws(body))
+        if MODE == "google-sts":
+            return self.answer(*self.google(body))
         if MODE == "kube":
             if scheme != "bearer" or not token:
                 return self.refuse(scheme)
@@ -230,6 +284,74 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def answer(self, status, body, content_type):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_line(self, action, status, who):
+        print(f"{action} {status} {who}", file=sys.stderr, flush=True)
+
+    def aws(self, body):
+        import urllib.parse
+        import xml.etree.ElementTree as ElementTree
+
+        form = dict(urllib.parse.parse_qsl(body.decode(errors="replace")))
+        action = form.get("Action") or "signed-request"
+        if action == "AssumeRoleWithWebIdentity":
+            user, refused = checked_user(form.get("WebIdentityToken"))
+            if refused:
+                self.log_line(action, 400, f"refused={refused}")
+                return sts_error("InvalidIdentityToken", f"Couldn't verify the token ({refused}).")
+        request = urllib.request.Request(UPSTREAM + self.path, data=body or None, method=self.command)
+        for name in ("Content-Type", "Authorization", "X-Amz-Date", "X-Amz-Security-Token", "User-Agent"):
+            if self.headers.get(name):
+                request.add_header(name, self.headers[name])
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, answer, kind = response.status, response.read(), response.headers.get("Content-Type", "text/xml")
+        except urllib.error.HTTPError as error:
+            status, answer, kind = error.code, error.read(), error.headers.get("Content-Type", "text/xml")
+        if action == "AssumeRoleWithWebIdentity" and status == 200:
+            root = ElementTree.fromstring(answer)
+            secrets = [e.text for e in root.iter() if e.tag.split("}")[-1] in ("SecretAccessKey", "SessionToken")]
+            record_secrets(*secrets)
+            self.log_line(action, status, f"user={user} role={form.get('RoleArn')} duration={form.get('DurationSeconds')}")
+        else:
+            self.log_line(action, status, "passed-on")
+        return status, answer, kind
+
+    def google(self, body):
+        import urllib.parse
+        import secrets as random
+
+        form = dict(urllib.parse.parse_qsl(body.decode(errors="replace")))
+        def refuse(error, description, why):
+            self.log_line("token-exchange", 400, f"refused={why}")
+            return 400, json.dumps({"error": error, "error_description": description}).encode(), "application/json"
+        if self.command != "POST" or self.path.split("?")[0] != "/v1/token":
+            return refuse("invalid_request", "POST /v1/token only", "path")
+        if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
+            return refuse("unsupported_grant_type", "token exchange only", "grant-type")
+        kind = form.get("subject_token_type")
+        if kind not in ("urn:ietf:params:oauth:token-type:id_token", "urn:ietf:params:oauth:token-type:jwt"):
+            return refuse("invalid_request", "an OIDC subject token only", "subject-token-type")
+        if form.get("requested_token_type") != "urn:ietf:params:oauth:token-type:access_token":
+            return refuse("invalid_request", "requested_token_type must be an access token", "requested-type")
+        user, refused = checked_user(form.get("subject_token"))
+        if refused:
+            return refuse("invalid_grant", f"The subject token could not be verified ({refused}).", refused)
+        token = "ya29.sandbox-" + random.token_urlsafe(32)
+        record_secrets(token)
+        self.log_line("token-exchange", 200, f"user={user} audience={form.get('audience')} scope={form.get('scope')}")
+        answer = {
+            "access_token": token, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "token_type": "Bearer", "expires_in": 3600,
+        }
+        return 200, json.dumps(answer).encode(), "application/json"
 
     def git(self, body, scheme):
         path, _, query = self.path.partition("?")

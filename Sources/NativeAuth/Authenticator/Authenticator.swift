@@ -384,6 +384,32 @@ public final class Authenticator: Sendable {
         try await lifecycle.accessToken(for: resource, scopes: scopes, minimumValidity: minimumValidity)
     }
 
+    /// A credential another service issues for this sign-in's tokens, kept with them and reused
+    /// by every caller and process until it expires within `minimumValidity`: temporary cloud
+    /// credentials from AWS STS for the ID token (NativeAuthAWS), say.
+    ///
+    /// When the set keeps no valid credential named `name`, the tokens are made valid first (the
+    /// ID token with `idToken`, else the access token, for at least a minute; refreshed once
+    /// however many callers wait), then, under the store's lock, `obtain` is called with them, once
+    /// however many callers and processes ask for the same name at once. Its credential is stored
+    /// in the set (``TokenSet/derivedCredentials``) under `name`, sealed as the tokens are. A
+    /// failure of `obtain` stores nothing.
+    ///
+    /// - Parameters:
+    ///   - name: What the credential is and for what it was asked; one credential per name.
+    ///   - minimumValidity: How long the credential must still be valid, in seconds.
+    ///   - idToken: Whether `obtain` sends the ID token (else the access token).
+    ///   - obtain: Asks the other service; it gets the tokens and must not keep them.
+    /// - Throws: ``AuthError``: ``AuthError/Code/loginRequired`` when not signed in, or the tokens
+    ///   cannot be made valid; whatever `obtain` throws.
+    public func derivedCredential(
+        named name: String, minimumValidity: TimeInterval = 300, idToken: Bool,
+        obtain: @escaping @Sendable (TokenSet) async throws -> DerivedCredential
+    ) async throws -> DerivedCredential {
+        try await lifecycle.derivedCredential(
+            named: name, minimumValidity: minimumValidity, idToken: idToken, obtain: obtain)
+    }
+
     /// Sends `request` with the access token for `resource` (see
     /// ``accessToken(for:scopes:minimumValidity:)``). On a 401 that token is dropped, another one
     /// got once, and the request retried once.

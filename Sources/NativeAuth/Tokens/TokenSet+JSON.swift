@@ -23,6 +23,9 @@ extension TokenSet {
         if let dpopKey { object["dpop_key"] = dpopKey.storageJSON }
         if let renewableGrant { object["grant_type"] = .string(renewableGrant.rawValue) }
         if !resourceTokens.isEmpty { object["resource_tokens"] = .array(resourceTokens.map(\.storageJSON)) }
+        if !derivedCredentials.isEmpty {
+            object["derived_credentials"] = .array(derivedCredentials.map(\.storageJSON))
+        }
         if let clientRegistration { object["client_registration"] = .object(clientRegistration.storageJSON) }
         if !endpoints.isEmpty {
             var issued = JSONObject()
@@ -77,6 +80,15 @@ extension TokenSet {
                         key: "resource_tokens", problem: .wrongKind(expected: "objects", found: "something else"))
                 }
                 return try ResourceToken(storageJSON: entry)
+            }
+        }
+        if let stored = try object.array("derived_credentials") {
+            derivedCredentials = try stored.map { value throws(JSONFieldError) in
+                guard case .object(let entry) = value else {
+                    throw JSONFieldError(
+                        key: "derived_credentials", problem: .wrongKind(expected: "objects", found: "something else"))
+                }
+                return try DerivedCredential(storageJSON: entry)
             }
         }
         if let registration {

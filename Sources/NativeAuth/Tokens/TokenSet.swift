@@ -61,6 +61,10 @@ public struct TokenSet: Sendable, Equatable {
     /// or renewable grant by ``Authenticator/accessToken(for:scopes:minimumValidity:)``. A new
     /// sign-in starts without any.
     public var resourceTokens: [ResourceToken] = []
+    /// Credentials other services issued for these tokens (AWS STS's temporary credentials), got
+    /// by ``Authenticator/derivedCredential(named:minimumValidity:idToken:obtain:)`` and kept
+    /// across refreshes. A new sign-in starts without any.
+    public var derivedCredentials: [DerivedCredential] = []
     /// The client registration this record keeps (RFC 7591), on the records
     /// ``Authenticator/registeringClient(_:initialAccessToken:)`` stores under
     /// ``ClientRegistration/storeKey(issuer:clientName:)``; `nil` on every sign-in's set. Stored as
@@ -203,6 +207,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
         if let renewableGrant { parts.append("renewed by \(renewableGrant.rawValue)") }
         if !scopes.isEmpty { parts.append("scope \(scopes.joined(separator: " "))") }
         if !resourceTokens.isEmpty { parts.append("\(resourceTokens.count) resource token(s)") }
+        if !derivedCredentials.isEmpty { parts.append("\(derivedCredentials.count) derived credential(s)") }
         if let clientRegistration { parts.append("\(clientRegistration)") }
         return "TokenSet(" + parts.joined(separator: ", ") + ")"
     }
@@ -229,6 +234,7 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
                 "dpopKey": dpopKey.map(\.description) as Any,
                 "renewableGrant": renewableGrant?.rawValue as Any,
                 "resourceTokens": resourceTokens.map(\.description),
+                "derivedCredentials": derivedCredentials.map(\.description),
                 "clientRegistration": clientRegistration.map(\.description) as Any,
             ],
             displayStyle: .struct
