@@ -237,7 +237,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     docs_log=$(mktemp)
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
         --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters --target NativeAuthURLSession \
-        --target NativeAuthKeyring --target NativeAuthPostgres \
+        --target NativeAuthKeyring --target NativeAuthPostgres --target NativeAuthAWS \
         --target NativeAuthTesting \
         --warnings-as-errors >"$docs_log" 2>&1 || {
         grep -E 'warning:|error:' "$docs_log" | grep -v -E 'prohibited flag|unhandled; explicitly' >&2

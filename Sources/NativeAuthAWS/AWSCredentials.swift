@@ -45,7 +45,7 @@ public struct AWSCredentials: Sendable, Equatable {
         return (try? JSONValue.object(object).encodedString()) ?? "{}"
     }
 
-    /// The fields kept in a ``NativeAuth/DerivedCredential``.
+    /// The fields kept in a `DerivedCredential`.
     var fields: [String: String] {
         var fields = [
             "AccessKeyId": accessKeyID, "SecretAccessKey": secretAccessKey, "SessionToken": sessionToken,
@@ -54,7 +54,7 @@ public struct AWSCredentials: Sendable, Equatable {
         return fields
     }
 
-    /// Read from the fields kept in a ``NativeAuth/DerivedCredential``; `nil` when one is missing.
+    /// Read from the fields kept in a `DerivedCredential`; `nil` when one is missing.
     init?(fields: [String: String], expiration: Date) {
         guard let key = fields["AccessKeyId"], let secret = fields["SecretAccessKey"],
             let session = fields["SessionToken"]

@@ -8,7 +8,7 @@ internal import HTTPTypes
 /// The request is unsigned (the web identity token is the credential) and goes to the region's
 /// STS endpoint, or the one the AWS CLI's own variables name (``endpoint(region:environment:)``).
 /// ``credentials(from:transport:)`` keeps the answer with the sign-in's tokens
-/// (``NativeAuth/TokenSet/derivedCredentials``, sealed as they are) and reuses it until five
+/// (`TokenSet.derivedCredentials`, sealed as they are) and reuses it until five
 /// minutes before it expires: one STS call however many processes ask, where the AWS CLI itself
 /// runs `credential_process` afresh for every command.
 ///
@@ -35,7 +35,7 @@ public struct AWSWebIdentity: Sendable {
 
     /// Describes the role to assume.
     ///
-    /// - Throws: ``NativeAuth/AuthError/Code/configurationInvalid`` for a role ARN that is not
+    /// - Throws: `configurationInvalid` for a role ARN that is not
     ///   one (field `role_arn`), a duration outside 900…43200 (field `duration`), or an endpoint
     ///   that is not HTTPS (plain HTTP only to a loopback address).
     public init(roleARN: String, endpoint: URL, durationSeconds: Int? = nil, sendsAccessToken: Bool = false)
@@ -67,7 +67,7 @@ public struct AWSWebIdentity: Sendable {
     /// endpoint of `region` (`https://sts.REGION.amazonaws.com`, `.com.cn` in China), else of
     /// `AWS_REGION`, else of `AWS_DEFAULT_REGION`, else of `us-east-1`.
     ///
-    /// - Throws: ``NativeAuth/AuthError/Code/configurationInvalid`` for a region or an endpoint
+    /// - Throws: `configurationInvalid` for a region or an endpoint
     ///   URL that cannot be one (field `aws_region`, or the variable's name).
     public static func endpoint(
         region: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
@@ -104,9 +104,9 @@ public struct AWSWebIdentity: Sendable {
 
     /// Credentials for the role, valid for at least five minutes: the ones the sign-in keeps, else
     /// new ones from STS, asked for once however many callers and processes want them (see
-    /// ``NativeAuth/Authenticator/derivedCredential(named:minimumValidity:idToken:obtain:)``).
+    /// `Authenticator.derivedCredential(named:minimumValidity:idToken:obtain:)`).
     ///
-    /// - Throws: ``NativeAuth/AuthError``: ``NativeAuth/AuthError/Code/loginRequired`` when not
+    /// - Throws: `AuthError`: `loginRequired` when not
     ///   signed in, or no valid ID token can be had; what ``assumeRole(with:subject:transport:)``
     ///   throws.
     public func credentials(from authenticator: Authenticator, transport: any HTTPTransport) async throws
@@ -139,8 +139,8 @@ public struct AWSWebIdentity: Sendable {
     ///   - subject: Who signed in (the ID token's `sub`), for the session's name
     ///     (`nativeauth-SUBJECT`, cut to what STS allows); CloudTrail shows it.
     ///   - transport: What sends the request.
-    /// - Throws: ``NativeAuth/AuthError``: STS's refusals mapped, with a hint each and STS's code in `oauthError`, or
-    ///   ``NativeAuth/AuthError/Code/responseMalformed`` for an answer that is not STS's.
+    /// - Throws: `AuthError`: STS's refusals mapped, with a hint each and STS's code in `oauthError`, or
+    ///   `responseMalformed` for an answer that is not STS's.
     public func assumeRole(with token: String, subject: String?, transport: any HTTPTransport) async throws
         -> AWSCredentials
     {
