@@ -68,7 +68,7 @@ swift build --build-tests
 # The core links none of its edges: SwiftPM's own build graph shows what each module imports.
 log "the core and the provider modules depend on neither AsyncHTTPClient, SwiftNIO-SSL nor the loopback server"
 for module in NativeAuth NativeAuthGitHub NativeAuthCognito NativeAuthGoogle NativeAuthEntra NativeAuthKeycloak \
-    NativeAuthGitLab NativeAuthAuth0 NativeAuthOkta; do
+    NativeAuthGitLab NativeAuthAuth0 NativeAuthOkta NativeAuthAWS; do
     scripts/check-core-dependencies "$module" >/dev/null
 done
 scripts/check-core-dependencies NativeAuth
