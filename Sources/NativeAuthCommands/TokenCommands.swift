@@ -295,6 +295,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 let authenticator = try await options.makeAuthenticator()
                 mapper = authenticator.provider.errorMapper
                 let url = try absoluteURL() ?? relativeURL(provider: authenticator.provider)
+                try APIDestination.check(
+                    url, provider: authenticator.provider, apiBase: Tool.apiBaseURL(for: authenticator.provider),
+                    resource: try options.singleResource())
                 if let resource = try options.singleResource() {
                     (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url), for: resource)
                 } else if stepUp {
@@ -348,11 +351,27 @@ extension APICommand {
         var settings = [
             "issuer": issuer.absoluteString, "resource": resource.absoluteString, "register_client": "true",
         ]
+        var environment = ProcessInfo.processInfo.environment
+        if let configured = try? options.configure(environment: environment).resolved.configuration.issuer,
+            configured.absoluteString != issuer.absoluteString
+        {
+            // The API chose another server than the one configured: the client's credentials for
+            // the configured one stay home (its id, secret, assertion key, certificate, initial
+            // access token). The tool is a public client there, with a registration of its own.
+            for key in APIDestination.clientCredentialKeys { settings[key] = "" }
+            environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"] = nil
+            CommandSupport.notice(
+                "\(Redaction.scrubURL(url.absoluteString)) takes tokens from"
+                    + " \(Redaction.scrubURL(issuer.absoluteString)), not from the configured"
+                    + " \(Redaction.scrubURL(configured.absoluteString)): none of the configured client's credentials"
+                    + " go there")
+        }
         let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
         if options.flag(.scope) == nil, let scope = challenge?.scope { settings["scope"] = scope }
         let prepared: PreparedAccount
         do {
-            prepared = try await options.prepare(settings: settings, use: .describe, registers: true)
+            prepared = try await options.prepare(
+                settings: settings, environment: environment, use: .describe, registers: true)
         } catch var error as AuthError where error.code == .registrationFailed {
             error.message =
                 "the API's authorization server is \(Redaction.scrubURL(issuer.absoluteString)); " + error.message
@@ -425,5 +444,57 @@ public struct UserInfoCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 extension URL {
     fileprivate var appendingSlash: URL {
         absoluteString.hasSuffix("/") ? self : URL(string: absoluteString + "/") ?? self
+    }
+}
+
+/// Where `api` may send a token, and what stays home when the API names another server.
+enum APIDestination {
+    /// The settings that hold the client's credentials at its configured authorization server.
+    static let clientCredentialKeys = [
+        Setting.clientID.key, Setting.clientSecret.key, Setting.clientAssertionKey.key,
+        Setting.clientAssertionKeyID.key, Setting.clientAuthentication.key, Setting.clientCertificate.key,
+        Setting.clientKey.key,
+    ]
+
+    /// Refuses to send the sign-in's token (or, with `resource`, the token for it) to `url` when it
+    /// was not issued for it, as `gh api` attaches its token only to hosts it signed in to: a
+    /// resource's token goes only under that resource; the sign-in's to the issuer's origin, the
+    /// provider's API base and the configured resources.
+    static func check(
+        _ url: URL, provider: any AuthProvider, apiBase: URL?, resource: URL?
+    ) throws(AuthError) {
+        let shown = Redaction.scrubURL(url.absoluteString)
+        if let resource {
+            guard ProtectedResourceMetadata.covers(resource, url) else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "the token for \(Redaction.scrubURL(resource.absoluteString)) is not sent to \(shown), which is"
+                        + " not under it", hint: "give the resource that \(shown) belongs to",
+                    field: Setting.resource.key)
+            }
+            return
+        }
+        let configuration = provider.configuration
+        let issuers = [URL(string: provider.tokenIssuer), configuration.issuer].compactMap { $0 }
+        let allowed =
+            issuers.contains { sameOrigin(url, $0) } || apiBase.map { sameOrigin(url, $0) } == true
+            || configuration.resources.contains { ProtectedResourceMetadata.covers($0, url) }
+        guard allowed else {
+            throw AuthError(
+                .configurationInvalid,
+                "the access token is not sent to \(url.host ?? shown)\(url.port.map { ":\($0)" } ?? ""): it was issued by"
+                    + " \(Redaction.scrubURL(provider.tokenIssuer)) for its own APIs",
+                hint: "give --resource URL for a token issued for that API (RFC 8707), or --discover to find the"
+                    + " server that issues its tokens")
+        }
+    }
+
+    private static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int)? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        guard let first = origin(one), let second = origin(other) else { return false }
+        return first == second
     }
 }

@@ -242,6 +242,38 @@ struct ClientCredentialsServerTests {
 @Suite(.testLogging) struct ResourceCLITests {
     let cli = cliPath("oidc-login")
 
+    /// Review L8: `api` with a full URL attaches the sign-in's token only to the issuer's origin,
+    /// the API base and the configured resources, as `gh api` only to hosts it signed in to.
+    @Test func apiSendsNoTokenToAHostItWasNotIssuedFor() async throws {
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
+        let seen = Shared<[String]>([])
+        let other = try await TestHTTPServer.start(.live) { request in
+            seen.update { $0.append(request.header("Authorization") ?? "none") }
+            return .text("hello")
+        }
+        let directory = try TemporaryDirectory()
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
+            "--scope", "openid profile", "--store", directory.path + "/store",
+        ]
+        let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(login.status == 0, "\(login.stderr)")
+        let elsewhere = other.url("/data").absoluteString
+        let refused = try await run(cli, ["api", elsewhere] + connection)
+        #expect(refused.status == 1 && refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("the access token is not sent to 127.0.0.1:"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--resource"), "\(refused.stderr)")
+        #expect(seen.value.isEmpty, "nothing was sent there")
+        // The issuer's own origin takes it (userinfo), and a token the person hands over goes where told.
+        let own = try await run(cli, ["api", sandbox.url(.userInfo).absoluteString] + connection)
+        #expect(own.status == 0, "\(own.stderr)")
+        let handed = try await run(
+            cli, ["api", elsewhere], environment: ["NATIVEAUTH_ACCESS_TOKEN": "handed-over-token-5b2d91c7"])
+        #expect(handed.status == 0 && seen.value == ["Bearer handed-over-token-5b2d91c7"], "\(handed.stderr)")
+        await other.stop()
+        await sandbox.stop()
+    }
+
     @Test func tokensPerResourceAndAnAddedScope() async throws {
         var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
         configuration.protectedResources = ["mail", "files"]
@@ -356,7 +388,8 @@ struct ClientCredentialsServerTests {
         configuration.protectedResources = ["mcp"]
         let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .live)
         let directory = try TemporaryDirectory()
-        let tools = sandbox.resourceURL("mcp").absoluteString + "/tools"
+        // The MCP server's URL itself: its metadata's `resource` must be it (RFC 9728 §3.3).
+        let tools = sandbox.resourceURL("mcp").absoluteString
         let store = ["--store", directory.path + "/store"]
 
         // A refused registration: a clear error naming the server, and nothing kept.
@@ -391,5 +424,41 @@ struct ClientCredentialsServerTests {
         #expect(given.status == 0, "\(given.stderr)")
         #expect(sandbox.requestCount(.registration) == 2)
         await sandbox.stop()
+    }
+
+    /// Review M1: a client configured for one server, pointed at an API whose metadata names
+    /// another: none of its credentials reach that other server, which sees a public client
+    /// registering itself.
+    @Test func discoveryAtAnotherServerTakesNoneOfTheConfiguredClientsCredentials() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mcp"]
+        let api = try await SandboxAuthorizationServer.start(configuration, mode: .live)
+        let home = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
+        let directory = try TemporaryDirectory()
+        let secretFile = directory.path + "/secret"
+        let secret = "home-client-secret-7f3a9c2e41d8"
+        try Data(secret.utf8).write(to: URL(fileURLWithPath: secretFile))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile)
+        IssuedSecrets.record([secret])
+        let result = try await run(
+            cli,
+            [
+                "api", "--discover", api.resourceURL("mcp").absoluteString, "--issuer", home.issuer.absoluteString,
+                "--client-id", "home-client-id", "--client-secret-file", secretFile, "--client-auth",
+                "client_secret_post", "--store", directory.path + "/store",
+            ],
+            environment: [
+                "BROWSER": redirectFollowingBrowser, "NATIVEAUTH_INITIAL_ACCESS_TOKEN": "home-initial-access-9c1e",
+            ]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("none of the configured client's credentials go there"), "\(result.stderr)")
+        #expect(result.stderr.contains("registered as client dyn-"), "\(result.stderr)")
+        let seen = api.requestLog.flatMap(\.fields).map(\.value)
+        #expect(!seen.isEmpty)
+        #expect(!seen.contains { $0.contains(secret) || $0.contains("home-client-id") }, "\(seen)")
+        #expect(home.requestLog.isEmpty, "the configured server is not asked either")
+        await api.stop()
+        await home.stop()
     }
 }

@@ -33,7 +33,7 @@ import Testing
         let sandbox = try await sandbox()
         let store = MemoryTokenStore()
         let auth = try await signedIn(sandbox, follows: true, store: store)
-        let tool = sandbox.resourceURL("mcp").appendingPathComponent("tools")
+        let tool = sandbox.resourceURL("mcp")
         let (response, body) = try await auth.send(HTTPRequest(method: .get, url: tool))
         #expect(response.status.code == 200, "\(String(decoding: body, as: UTF8.self))")
         #expect(sandbox.requestCount(.protectedResourceMetadata) == 1)
@@ -84,6 +84,19 @@ import Testing
                 #"{"resource": "$RESOURCE", "authorization_servers": ["http://plain.example"]}"#, .configurationInvalid,
                 "plain HTTP"
             ),
+            // Review L7: a parent path, the bare origin, another spelling of the URL (RFC 9728 §3.3).
+            (
+                #"{"resource": "$HOST/resources", "authorization_servers": ["$ISSUER"]}"#, .configurationInvalid,
+                "not for the URL requested"
+            ),
+            (
+                #"{"resource": "$HOST", "authorization_servers": ["$ISSUER"]}"#, .configurationInvalid,
+                "not for the URL requested"
+            ),
+            (
+                #"{"resource": "$RESOURCE/", "authorization_servers": ["$ISSUER"]}"#, .configurationInvalid,
+                "not for the URL requested"
+            ),
         ]
         for (body, code, words) in cases {
             let sandbox = try await sandbox(bodies: ["mcp": body])
@@ -130,6 +143,16 @@ import Testing
             ])
         let secure = BearerChallenge(headerValue: #"Bearer resource_metadata="https://meta.example.com/m""#)
         #expect(ProtectedResourceMetadata.candidateURLs(for: api, challenge: secure).count == 1)
+        // A metadata document's resource is the URL asked, query left out (RFC 9728 §3.3; review L7).
+        let mcp = try #require(URL(string: "https://api.example.com/v1/mcp"))
+        #expect(ProtectedResourceMetadata.identifies(mcp, api))
+        for other in [
+            "https://api.example.com/v1", "https://api.example.com", "https://api.example.com/v1/mcp/",
+            "https://user@api.example.com/v1/mcp", "https://api.example.com:443/v1/mcp",
+            "http://api.example.com/v1/mcp",
+        ] {
+            #expect(!ProtectedResourceMetadata.identifies(try #require(URL(string: other)), api), "\(other)")
+        }
         let base = try #require(URL(string: "https://api.example.com/v1"))
         #expect(ProtectedResourceMetadata.covers(base, api))
         #expect(!ProtectedResourceMetadata.covers(base, try #require(URL(string: "https://api.example.com/v10"))))

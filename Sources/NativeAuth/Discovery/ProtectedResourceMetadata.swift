@@ -7,10 +7,11 @@ internal import LenientJSON
 /// that answers 401 with `WWW-Authenticate: Bearer resource_metadata="…"` points to it.
 ///
 /// A document is taken only for the resource it was asked about: its `resource` must be a resource
-/// indicator (``ProviderConfiguration/resourceIndicator(_:)``) on the same origin as the URL the
-/// request went to, with a path that is that URL's path or a parent of it (RFC 9728 §3.3, as the
-/// MCP clients apply it). A metadata document may name any authorization server; which one the
-/// app trusts is the app's choice, never made silently (``ProviderConfiguration/followsResourceMetadata``).
+/// indicator (``ProviderConfiguration/resourceIndicator(_:)``) identical to the URL the request
+/// went to, its query and fragment left out (RFC 9728 §3.3): not a parent path, not the bare
+/// origin, never with a user part. A metadata document may name any authorization server; which
+/// one the app trusts is the app's choice, never made silently
+/// (``ProviderConfiguration/followsResourceMetadata``).
 public struct ProtectedResourceMetadata: Sendable, Equatable {
     /// The resource's identifier (`resource`): the value of `resource` in token requests.
     public var resource: URL
@@ -25,8 +26,7 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
     ///
     /// - Throws: ``AuthError``: ``AuthError/Code/responseMalformed`` for a document that is not a
     ///   JSON object or lacks `resource`; ``AuthError/Code/configurationInvalid`` for a `resource`
-    ///   that is not the requested URL or a parent of it on the same origin, or an authorization
-    ///   server that is not an `https` URL.
+    ///   that is not the requested URL, or an authorization server that is not an `https` URL.
     public init(document: Data, requestURL: URL) throws(AuthError) {
         let object: JSONObject
         do {
@@ -49,11 +49,12 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
                 .responseMalformed, "the protected resource metadata has no resource", operation: .discovery)
         }
         let resource = try ProviderConfiguration.resourceIndicator(text)
-        guard Self.covers(resource, requestURL) else {
+        guard Self.identifies(resource, requestURL) else {
             throw AuthError(
                 .configurationInvalid,
                 "the protected resource metadata is for \(Redaction.scrubURL(text)), not for the URL requested"
-                    + " (\(Redaction.scrubURL(requestURL.absoluteString))); it is not used",
+                    + " (\(Redaction.scrubURL(requestURL.absoluteString))); RFC 9728 §3.3 asks them to be the same,"
+                    + " and it is not used",
                 hint: "the API points to metadata about another resource: ask its operator", operation: .discovery)
         }
         var servers: [URL] = []
@@ -72,6 +73,17 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
         self.authorizationServers = servers
         self.scopesSupported = ((try? object.stringList("scopes_supported")) ?? nil) ?? []
         self.resourceName = (try? object.string("resource_name")) ?? nil
+    }
+
+    /// Whether `resource` is the URL a request went to, its query and fragment left out, character
+    /// for character (RFC 9728 §3.3); one with a user part never is.
+    package static func identifies(_ resource: URL, _ url: URL) -> Bool {
+        guard resource.user == nil, resource.password == nil,
+            var asked = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return false }
+        asked.query = nil
+        asked.fragment = nil
+        return asked.url?.absoluteString == resource.absoluteString
     }
 
     /// Whether `resource` is `url`, or a parent of it, on the same origin.

@@ -290,8 +290,8 @@ public final class SandboxAuthorizationServer: Sendable {
         /// by default.
         public var protectedResources: [String] = []
         /// Bodies served instead of a protected resource's metadata, by resource name: for tests of
-        /// malformed or misleading documents. `$RESOURCE` and `$ISSUER` in them become the
-        /// resource's URL and the sandbox's issuer. None by default.
+        /// malformed or misleading documents. `$RESOURCE`, `$ISSUER` and `$HOST` in them become the
+        /// resource's URL, the sandbox's issuer and its origin. None by default.
         public var protectedResourceMetadataBodies: [String: String] = [:]
         /// Serve HTTPS with this certificate (and require client certificates when it names a
         /// client CA); `nil`, the default, serves plain HTTP. Set it after creating the configuration.

@@ -44,7 +44,7 @@ extension SandboxCore {
         guard configuration.protectedResources.contains(name) else { return .text("not found", status: 404) }
         if let body = configuration.protectedResourceMetadataBodies[name] {
             let filled = body.replacingOccurrences(of: "$RESOURCE", with: host + "/resources/" + name)
-                .replacingOccurrences(of: "$ISSUER", with: issuer)
+                .replacingOccurrences(of: "$ISSUER", with: issuer).replacingOccurrences(of: "$HOST", with: host)
             return .json(filled, status: 200, headers: [])
         }
         return json([
