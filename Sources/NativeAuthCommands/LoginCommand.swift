@@ -132,7 +132,8 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     hint: "leave out --device, --paste and --no-browser")
             }
             let scopes = try await scopes(prepared, workload: workload)
-            let presenter = device || workload ? nil : try presenter()
+            let registeredPort = prepared.authenticator.provider.configuration.loopbackRedirectPort
+            let presenter = device || workload ? nil : try presenter(port: port != 0 ? port : registeredPort ?? 0)
             let loginOptions = loginOptions
             // A progress line on a terminal, except while the person may be typing a paste.
             let progress = device ? "Waiting for approval…" : "Waiting for the browser…"
@@ -193,7 +194,8 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         return scopes
     }
 
-    private func presenter() throws -> any UserAgentPresenter {
+    /// The presenter for a redirect to `port` (0: any free one).
+    private func presenter(port: Int) throws -> any UserAgentPresenter {
         let timeout = Duration.seconds(max(1, timeout))
         if noBrowser {
             return LoopbackAndPastePresenter(configuration: .init(port: port, timeout: timeout))

@@ -226,15 +226,22 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     }
 }
 
-/// `api PATH|URL`: an authorized GET; prints the body, exits non-zero on HTTP ≥ 400.
+/// `api PATH|URL`: an authorized request (GET unless `-X` or `-d` says otherwise); prints the
+/// body, exits non-zero on HTTP ≥ 400.
 ///
-/// A path is resolved against the provider's API base (``NativeAuthTool/apiBaseURL(for:)``).
-/// With `NATIVEAUTH_ACCESS_TOKEN` set, that token is sent as it is and no store is read; a full
-/// URL then needs no provider configuration at all.
+/// `-X METHOD`, `-H 'Name: value'` (repeatable) and `-d DATA` (`@FILE`, `@-` for standard input)
+/// make the request as curl and `gh api` do; the body is sent again when the request is retried
+/// (after a refresh, a new DPoP nonce, a step-up).
+///
+/// A path is resolved against the provider's API base (``NativeAuthTool/apiBaseURL(for:)``). A full
+/// URL gets the sign-in's token only on the issuer's origin, the API base and the configured
+/// resources (with `--resource`, only under that resource); another host is refused before
+/// anything is sent. With `NATIVEAUTH_ACCESS_TOKEN` set, that token is sent as it is and no store
+/// is read; a full URL then needs no provider configuration at all.
 public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
-            commandName: "api", abstract: "Send an authorized GET and print the response body.",
+            commandName: "api", abstract: "Send an authorized request and print the response body.",
             discussion: CommandSupport.overrideHelp)
     }
 
@@ -264,11 +271,14 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 + " is shown its control characters as text."))
     var raw = false
 
+    @OptionGroup var http: APIRequestOptions
+
     /// Creates the command (argument-parser fills in the options).
     public init() {}
 
     public func validate() throws {
         guard !(stepUp && discover) else { throw ValidationError("--step-up and --discover go separately") }
+        try http.validate()
     }
 
     public func run() async throws {
@@ -289,8 +299,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     url = try relativeURL(provider: configured.provider)
                     transport = configured.resolved.transport.makeTransport(logger: logger)
                 }
+                let (request, payload) = try http.request(for: url)
                 (response, body) = try await AccessTokenOverride.send(
-                    HTTPRequest(method: .get, url: url), token: token, transport: transport)
+                    request, body: payload, token: token, transport: transport)
             } else {
                 let authenticator = try await options.makeAuthenticator()
                 mapper = authenticator.provider.errorMapper
@@ -298,15 +309,17 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 try APIDestination.check(
                     url, provider: authenticator.provider, apiBase: Tool.apiBaseURL(for: authenticator.provider),
                     resource: try options.singleResource())
+                let (request, payload) = try http.request(for: url)
                 if let resource = try options.singleResource() {
-                    (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url), for: resource)
+                    (response, body) = try await authenticator.send(request, body: payload, for: resource)
                 } else if stepUp {
                     let presenter = LoopbackPresenter(
-                        configuration: .init(timeout: .seconds(300), opener: SystemBrowserOpener()))
-                    (response, body) = try await authenticator.send(
-                        HTTPRequest(method: .get, url: url), stepUpWith: presenter)
+                        configuration: .init(
+                            port: authenticator.provider.configuration.loopbackRedirectPort ?? 0,
+                            timeout: .seconds(300), opener: SystemBrowserOpener()))
+                    (response, body) = try await authenticator.send(request, body: payload, stepUpWith: presenter)
                 } else {
-                    (response, body) = try await authenticator.send(HTTPRequest(method: .get, url: url))
+                    (response, body) = try await authenticator.send(request, body: payload)
                 }
             }
             FileHandle.standardOutput.write(
@@ -336,9 +349,9 @@ extension APICommand {
             throw AuthError(.configurationInvalid, "--discover needs the API's full URL")
         }
         try EndpointPolicy.validate(url)
-        let request = HTTPRequest(method: .get, url: url)
+        let (request, payload) = try http.request(for: url)
         let transport = try options.transportChoice().makeTransport(logger: logger)
-        let (first, firstBody) = try await transport.send(request, body: nil)
+        let (first, firstBody) = try await transport.send(request, body: payload)
         guard first.status.code == 401 else { return (first, firstBody) }
         let metadata = try await ProtectedResourceMetadata.discover(for: url, response: first, transport: transport)
         guard let issuer = metadata.authorizationServers.first else {
@@ -367,7 +380,11 @@ extension APICommand {
                     + " go there")
         }
         let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
-        if options.flag(.scope) == nil, let scope = challenge?.scope { settings["scope"] = scope }
+        // The scope the 401 names, else the scopes the metadata says the API uses, else none (MCP's
+        // order): not the sign-in's default `openid`, which the API's server may not register.
+        if options.flag(.scope) == nil {
+            settings["scope"] = challenge?.scope ?? metadata.scopesSupported.joined(separator: " ")
+        }
         let prepared: PreparedAccount
         do {
             prepared = try await options.prepare(
@@ -379,12 +396,13 @@ extension APICommand {
         }
         let shown = Redaction.scrubURL(resource.absoluteString)
         do {
-            return try await prepared.authenticator.send(request, for: resource)
+            return try await prepared.authenticator.send(request, body: payload, for: resource)
         } catch let error as AuthError where error.isLoginRequired {
             CommandSupport.notice(
                 "\(shown) takes tokens from \(Redaction.scrubURL(issuer.absoluteString)): signing in there for it")
             let signIn = try await TokenSupply.browserSignIn(prepared)
-            return try await prepared.accounts.authenticator(for: signIn.account).send(request, for: resource)
+            return try await prepared.accounts.authenticator(for: signIn.account).send(
+                request, body: payload, for: resource)
         }
     }
 
@@ -496,5 +514,92 @@ enum APIDestination {
         }
         guard let first = origin(one), let second = origin(other) else { return false }
         return first == second
+    }
+}
+
+/// `api`'s request: `-X METHOD`, `-H 'Name: value'` and `-d DATA` (`@FILE`, `@-` for standard
+/// input), as curl and `gh api` take them.
+struct APIRequestOptions: ParsableArguments {
+    @Option(
+        name: [.customShort("X"), .customLong("method")],
+        help: ArgumentHelp("The request's method (default: GET, or POST with --data).", valueName: "method"))
+    var method: String?
+
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp(
+            "A header to send, 'Name: value' (repeatable); the tool sets Authorization and DPoP itself.",
+            valueName: "header"))
+    var headers: [String] = []
+
+    @Option(
+        name: [.customShort("d"), .customLong("data")],
+        help: ArgumentHelp(
+            "The request's body: the text itself, @FILE for a file's bytes, @- for standard input (sent as"
+                + " application/json unless -H 'Content-Type: …' says otherwise).", valueName: "data"))
+    var data: String?
+
+    /// The most a body may be.
+    static let bodyLimit = 16 * 1024 * 1024
+
+    /// The headers the tool sets itself, which `-H` may not.
+    static let reserved: Set<String> = ["authorization", "dpop", "host", "content-length", "transfer-encoding"]
+
+    func validate() throws {
+        if let method {
+            let token = Set("!#$%&'*+-.^_`|~abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+            guard !method.isEmpty, method.allSatisfy({ token.contains($0) }) else {
+                throw ValidationError("-X \(method.debugDescription) is not an HTTP method")
+            }
+        }
+        for header in headers {
+            _ = try Self.field(header)
+        }
+    }
+
+    /// One `-H` value as a field.
+    static func field(_ text: String) throws -> HTTPField {
+        let parts = text.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let name = HTTPField.Name(String(parts[0]).trimmingCharacters(in: .whitespaces)),
+            !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+        else {
+            throw ValidationError("-H \(text.debugDescription) is not a header line 'Name: value'")
+        }
+        guard !reserved.contains(name.canonicalName) else {
+            throw ValidationError("-H \(name.rawName) is the tool's to set")
+        }
+        return HTTPField(name: name, value: String(parts[1]).trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The request to `url` and its body.
+    ///
+    /// - Throws: `AuthError` when the body's file cannot be read or is larger than 16 MiB.
+    func request(for url: URL) throws -> (HTTPRequest, Data?) {
+        let body = try data.map(Self.body)
+        let verb = (method ?? (body == nil ? "GET" : "POST")).uppercased()
+        guard let parsed = HTTPRequest.Method(verb) else {
+            throw AuthError(.configurationInvalid, "\(verb) is not an HTTP method")
+        }
+        var request = HTTPRequest(method: parsed, url: url)
+        for header in headers { request.headerFields.append(try Self.field(header)) }
+        if body != nil, request.headerFields[.contentType] == nil {
+            request.headerFields[.contentType] = "application/json"
+        }
+        return (request, body)
+    }
+
+    private static func body(_ text: String) throws(AuthError) -> Data {
+        guard text.hasPrefix("@") else { return Data(text.utf8) }
+        let path = String(text.dropFirst())
+        if path == "-" { return try CommandSupport.readStandardInput(limit: bodyLimit) }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw AuthError(.configurationInvalid, "--data @\(path): the file cannot be read")
+        }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: bodyLimit + 1)) ?? Data()
+        guard data.count <= bodyLimit else {
+            throw AuthError(.configurationInvalid, "--data @\(path) is larger than 16 MiB")
+        }
+        return data
     }
 }

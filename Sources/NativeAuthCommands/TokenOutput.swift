@@ -253,8 +253,10 @@ enum TokenSupply {
     static func browserSignIn(_ prepared: PreparedAccount) async throws
         -> Accounts.SignIn
     {
+        // The port the client was registered with, for a server that matches redirect URIs exactly.
+        let port = prepared.authenticator.provider.configuration.loopbackRedirectPort ?? 0
         let presenter = LoopbackPresenter(
-            configuration: .init(port: 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
+            configuration: .init(port: port, timeout: .seconds(300), opener: SystemBrowserOpener()))
         let accounts = prepared.accounts
         let name = prepared.named?.name
         let result = try await CommandSupport.cancellingOnSignals {

@@ -192,8 +192,11 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
         _ base: Authenticator, registers: Bool, environment: [String: String]
     ) async throws -> Authenticator {
         let scopes = base.provider.configuration.scopes
+        // One loopback port, registered exactly: servers that match redirect URIs exactly (the
+        // MCP SDK's) take it, and the others take it as any port. A kept registration keeps its own.
         let client = ClientMetadata(
-            clientName: Tool.toolName, scope: scopes.isEmpty ? nil : scopes.joined(separator: " "),
+            clientName: Tool.toolName, redirectURIs: try ClientMetadata.loopbackRedirectURIs(),
+            scope: scopes.isEmpty ? nil : scopes.joined(separator: " "),
             softwareID: Tool.toolName, softwareVersion: NativeAuthVersion.current,
             metadataDocument: base.provider.configuration.clientMetadataDocument)
         let kept = try await base.storedRegistration(of: client)

@@ -19,6 +19,7 @@ internal import Foundation
 /// Use `LoopbackPresenter` with a ``RedirectFollowingBrowser`` to run the loopback receiver too.
 public struct RedirectFollowingPresenter: UserAgentPresenter {
     private let transport: any HTTPTransport
+    private let port: Int?
     private let callbackPath: String
 
     /// Creates a presenter.
@@ -26,16 +27,19 @@ public struct RedirectFollowingPresenter: UserAgentPresenter {
     /// - Parameters:
     ///   - transport: What the "browser" requests pages with: the server's transport.
     ///   - callbackPath: The path of the redirect URI.
-    public init(transport: any HTTPTransport, callbackPath: String = "/callback") {
+    ///   - port: The redirect URI's port, for a registration that names one (a server that
+    ///     matches redirect URIs exactly); `nil`, the default, takes a new one each session.
+    public init(transport: any HTTPTransport, callbackPath: String = "/callback", port: Int? = nil) {
         self.transport = transport
         self.callbackPath = callbackPath.hasPrefix("/") ? callbackPath : "/" + callbackPath
+        self.port = port
     }
 
     /// Starts a session; it never fails.
     ///
     /// - Returns: A session that follows its authorization URL's redirects.
     public func beginSession() async throws -> any UserAgentSession {
-        let port = InMemoryPorts.next()
+        let port = self.port ?? InMemoryPorts.next()
         let redirect = URL(string: "http://127.0.0.1:\(port)\(callbackPath)") ?? URL(fileURLWithPath: "/")
         return Session(transport: transport, redirectURI: redirect)
     }

@@ -242,6 +242,70 @@ struct ClientCredentialsServerTests {
 @Suite(.testLogging) struct ResourceCLITests {
     let cli = cliPath("oidc-login")
 
+    /// `api -X METHOD -H 'Name: value' -d DATA` (`@FILE`, `@-`): the request goes as given, with
+    /// the token the tool adds; the headers the tool sets itself are refused.
+    @Test func apiSendsTheMethodHeadersAndBodyItIsGiven() async throws {
+        let seen = Shared<[String]>([])
+        let echo = try await TestHTTPServer.start(.live) { request in
+            let line = [
+                request.method, request.header("Authorization") ?? "-", request.header("Content-Type") ?? "-",
+                request.header("Accept") ?? "-", String(decoding: request.body, as: UTF8.self),
+            ]
+            seen.update { $0.append(line.joined(separator: " | ")) }
+            return .json(#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+        }
+        let directory = try TemporaryDirectory()
+        let token = ["NATIVEAUTH_ACCESS_TOKEN": "handed-over-token-77c1e0d4"]
+        let url = echo.url("/mcp").absoluteString
+        let initialize = #"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
+        let posted = try await run(
+            cli, ["api", url, "-X", "POST", "-H", "Accept: application/json, text/event-stream", "-d", initialize],
+            environment: token)
+        #expect(posted.status == 0 && posted.stdout.contains(#""jsonrpc":"2.0""#), "\(posted.stderr)")
+        let file = directory.path + "/request.json"
+        try Data(#"{"method":"tools/list"}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let fromFile = try await run(cli, ["api", url, "--data", "@" + file], environment: token)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        let fromInput = try await run(
+            cli, ["api", url, "-X", "PUT", "-H", "Content-Type: text/plain", "-d", "@-"], input: "plain words",
+            environment: token)
+        #expect(fromInput.status == 0, "\(fromInput.stderr)")
+        #expect(
+            seen.value == [
+                "POST | Bearer handed-over-token-77c1e0d4 | application/json | application/json, text/event-stream | "
+                    + initialize,
+                #"POST | Bearer handed-over-token-77c1e0d4 | application/json | - | {"method":"tools/list"}"#,
+                "PUT | Bearer handed-over-token-77c1e0d4 | text/plain | - | plain words",
+            ])
+        for bad in [["-H", "Authorization: Bearer mine"], ["-H", "no colon"], ["-X", "GE T"]] {
+            let refused = try await run(cli, ["api", url] + bad, environment: token)
+            #expect(refused.status == 64, "\(bad): \(refused.stderr)")
+        }
+        let missing = try await run(cli, ["api", url, "-d", "@/no/such/file"], environment: token)
+        #expect(missing.status == 1 && missing.stderr.contains("cannot be read"), "\(missing.stderr)")
+        #expect(seen.value.count == 3, "nothing sent for a refused command line")
+
+        // The stored sign-in's path: a POST to the issuer's userinfo (OIDC Core §5.3.1 allows it).
+        let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
+        let connection = [
+            "--issuer", sandbox.issuer.absoluteString, "--client-id", SandboxAuthorizationServer.Client.defaultID,
+            "--scope", "openid profile", "--store", directory.path + "/store",
+        ]
+        let login = try await run(cli, ["login"] + connection, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(login.status == 0, "\(login.stderr)")
+        let userinfo = try await run(
+            cli,
+            [
+                "api", sandbox.url(.userInfo).absoluteString, "-X", "POST", "-d", "x=1", "-H",
+                "Content-Type: application/x-www-form-urlencoded",
+            ] + connection)
+        #expect(userinfo.status == 0 && userinfo.stdout.contains("sandbox-user-alice"), "\(userinfo.stderr)")
+        let last = try #require(sandbox.requestLog.last)
+        #expect(last.method == "POST" && last.path.hasSuffix("/userinfo") && last.fields.first(named: "x") == "1")
+        await echo.stop()
+        await sandbox.stop()
+    }
+
     /// Review L8: `api` with a full URL attaches the sign-in's token only to the issuer's origin,
     /// the API base and the configured resources, as `gh api` only to hosts it signed in to.
     @Test func apiSendsNoTokenToAHostItWasNotIssuedFor() async throws {

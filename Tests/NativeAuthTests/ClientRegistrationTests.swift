@@ -58,6 +58,39 @@ import Testing
         await sandbox.stop()
     }
 
+    /// A server that matches redirect URIs exactly (the MCP SDK's): the client registers one
+    /// loopback port, keeps it, and signs in there; a later start asking with another free port
+    /// uses the kept registration and its port, not a new one.
+    @Test func anExactLoopbackPortIsRegisteredKeptAndSignedInWith() async throws {
+        let sandbox = try await sandbox { $0 = $0.with(.exactRedirectURIs) }
+        let store = MemoryTokenStore()
+        var exact = app
+        exact.redirectURIs = try ClientMetadata.loopbackRedirectURIs()
+        let auth = try await unregistered(sandbox, store: store).registeringClient(exact)
+        let port = try #require(auth.provider.configuration.loopbackRedirectPort)
+        #expect(exact.redirectURIs == ["http://127.0.0.1:\(port)/callback"])
+        let record = try #require(
+            await store.load(ClientRegistration.storeKey(issuer: auth.provider.tokenIssuer, clientName: app.clientName))
+        )
+        #expect(record.clientRegistration?.redirectURIs == exact.redirectURIs)
+        #expect(record.clientRegistration?.loopbackRedirectPort == port)
+
+        var later = app
+        later.redirectURIs = try ClientMetadata.loopbackRedirectURIs()
+        let again = try await unregistered(sandbox, store: store).registeringClient(later)
+        #expect(again.provider.configuration.clientID == auth.provider.configuration.clientID)
+        #expect(again.provider.configuration.loopbackRedirectPort == port, "the kept registration's port")
+        #expect(sandbox.requestCount(.registration) == 1)
+
+        // The registered port signs in; another one is refused by the server as not registered.
+        await #expect(throws: AuthError.self, "another port is not the registered one") {
+            try await again.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        }
+        try await again.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport, port: port))
+        #expect(try await again.currentTokens() != nil)
+        await sandbox.stop()
+    }
+
     @Test func anUnregisteredClientSaysToRegisterFirstAndSendsNothing() async throws {
         let sandbox = try await sandbox()
         let auth = try unregistered(sandbox, store: MemoryTokenStore())

@@ -33,4 +33,8 @@ nativeauth_file_status nativeauth_lstat(const char *path);
 int64_t nativeauth_tcp_socket_owner(int family, const char *local_address, uint16_t local_port,
                                     const char *remote_address, uint16_t remote_port);
 
+/// A TCP port on 127.0.0.1 that was free when asked (bound to port 0, read, closed); -1 with
+/// `errno` set when none could be had.
+int32_t nativeauth_free_loopback_port(void);
+
 #endif

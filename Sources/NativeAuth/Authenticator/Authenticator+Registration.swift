@@ -61,6 +61,7 @@ extension Authenticator {
         let registration = try await registration(client, at: endpoint, initialAccessToken: initialAccessToken)
         configuration.clientID = registration.clientID
         configuration.clientSecret = registration.clientSecret
+        configuration.loopbackRedirectPort = registration.loopbackRedirectPort
         if let algorithm = registration.idTokenSignedResponseAlg {
             configuration.idTokenSigningAlgorithm = algorithm
         }

@@ -69,11 +69,34 @@ public struct ClientMetadata: Sendable, Equatable {
 
     /// What identifies the request: a registration made for other metadata (new redirect URIs, a
     /// new grant, other scopes) is not reused. The software version is left out: an upgraded app
-    /// keeps its client, and the tokens signed in with it.
+    /// keeps its client, and the tokens signed in with it; so is the port of a loopback redirect
+    /// URI, which a registration picks once (``ClientRegistration/loopbackRedirectPort``).
     var fingerprint: String {
         var request = registrationRequest
         request["software_version"] = nil
+        if !redirectURIs.isEmpty {
+            request["redirect_uris"] = .array(redirectURIs.map { .string(Self.withoutLoopbackPort($0)) })
+        }
         return (try? JSONValue.object(request).encodedString(sortedKeys: true)) ?? clientName
+    }
+
+    /// `uri` without its port when its host is a loopback address.
+    static func withoutLoopbackPort(_ uri: String) -> String {
+        guard var components = URLComponents(string: uri), let host = components.host,
+            EndpointPolicy.isLoopback(host: host) || host == "localhost"
+        else { return uri }
+        components.port = nil
+        return components.string ?? uri
+    }
+
+    /// The redirect URIs of a native app on one loopback port chosen now, for servers that match
+    /// redirect URIs exactly (the official MCP SDK's, among others) instead of taking any port as
+    /// RFC 8252 §7.3 asks: `http://127.0.0.1:PORT/callback`. The port was free when asked; the
+    /// registration keeps it, and sign-ins with that registration listen there.
+    ///
+    /// - Throws: ``AuthError`` with code ``AuthError/Code/network`` when no port can be had.
+    public static func loopbackRedirectURIs() throws(AuthError) -> [String] {
+        ["http://127.0.0.1:\(try FreePort.loopback())/callback"]
     }
 }
 
@@ -105,6 +128,21 @@ public struct ClientRegistration: Sendable, Equatable {
     public var endpoint: URL
     /// What was asked for (``ClientMetadata``), so that other metadata registers anew.
     var requested: String
+    /// `redirect_uris` as registered (the answer's, else the request's).
+    public var redirectURIs: [String]
+
+    /// The port of the loopback redirect URI the client was registered with, when it names one:
+    /// a loopback presenter must listen there for a server that matches redirect URIs exactly.
+    public var loopbackRedirectPort: Int? {
+        for uri in redirectURIs {
+            if let components = URLComponents(string: uri), let host = components.host,
+                EndpointPolicy.isLoopback(host: host), let port = components.port
+            {
+                return port
+            }
+        }
+        return nil
+    }
 
     /// Whether it expired, or expires within `leeway` seconds of `now`.
     public func isExpired(at now: Date, leeway: TimeInterval = 60) -> Bool {
@@ -117,6 +155,7 @@ public struct ClientRegistration: Sendable, Equatable {
     /// - Throws: `JSONFieldError` for a missing `client_id` or a field of the wrong kind.
     init(answer object: JSONObject, endpoint: URL, requested: ClientMetadata) throws(JSONFieldError) {
         try self.init(fields: object, endpoint: endpoint, requested: requested.fingerprint)
+        if redirectURIs.isEmpty { redirectURIs = requested.redirectURIs }
     }
 
     /// Reads the fields an answer and the stored form share (RFC 7591 §3.2.1's names).
@@ -132,6 +171,7 @@ public struct ClientRegistration: Sendable, Equatable {
         idTokenSignedResponseAlg = try object.string("id_token_signed_response_alg")
         registrationAccessToken = try object.string("registration_access_token")
         registrationClientURI = try object.string("registration_client_uri").flatMap(URL.init(string:))
+        redirectURIs = try object.stringList("redirect_uris") ?? []
         self.endpoint = endpoint
         self.requested = requested
     }
@@ -157,6 +197,7 @@ public struct ClientRegistration: Sendable, Equatable {
         if let registrationClientURI {
             object["registration_client_uri"] = .string(registrationClientURI.absoluteString)
         }
+        if !redirectURIs.isEmpty { object["redirect_uris"] = .array(redirectURIs.map(JSONValue.string)) }
         return object
     }
 

@@ -45,6 +45,11 @@ public struct ProviderConfiguration: Sendable {
     /// error says which. Off by default: an API's answer never decides, unasked, what the app asks
     /// its authorization server for. JSON key `follow_resource_metadata` (a boolean).
     public var followsResourceMetadata = false
+    /// The loopback port the client's redirect URI was registered with, when its registration
+    /// names one (``ClientRegistration/loopbackRedirectPort``): a loopback presenter listens there,
+    /// for servers that match redirect URIs exactly. `nil`: any port (RFC 8252 §7.3). Set by
+    /// ``Authenticator/registeringClient(_:initialAccessToken:)``; not a setting.
+    public var loopbackRedirectPort: Int?
     /// Whether a configuration without a client id registers one (RFC 7591 dynamic client
     /// registration, or a Client ID Metadata Document): the app then calls
     /// ``Authenticator/registeringClient(_:initialAccessToken:)``, and ``clientID`` is empty until

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""An MCP server that requires OAuth, built from the official MCP Python SDK (PyPI `mcp`): the
+SDK's own MCPServer, its streamable HTTP transport, its authorization server routes (RFC 8414
+metadata, /authorize, /token, /register, /revoke) and its protected resource metadata (RFC 9728)
+with 401 challenges. Only the glue the SDK asks an application to write is here: an in-memory
+provider that approves every authorization at once (no consent page), and one tool.
+
+    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N]
+
+The first line on stderr is `port: N`; the MCP endpoint is http://127.0.0.1:N/mcp and the
+issuer http://127.0.0.1:N. Then one line per event on stderr: `register CLIENT_ID`,
+`authorize CLIENT_ID scope=… resource=…`, `token authorization_code|refresh_token CLIENT_ID`,
+`tool echo`. Every token it issues is appended to NATIVEAUTH_TEST_SECRETS_FILE when set (the
+redaction check); none is printed.
+"""
+
+import argparse
+import os
+import secrets
+import socket
+import sys
+import time
+
+import anyio
+import uvicorn
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+SCOPES = ["mcp:tools"]
+
+
+def note(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def record(*values):
+    path = os.environ.get("NATIVEAUTH_TEST_SECRETS_FILE")
+    if path:
+        with open(path, "a") as file:
+            file.write("".join(value + "\n" for value in values if value))
+
+
+class ApprovingProvider:
+    """The application's side of the SDK's authorization server, in memory, approving at once."""
+
+    def __init__(self, lifetime):
+        self.lifetime = lifetime
+        self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
+
+    async def get_client(self, client_id):
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull):
+        self.clients[client_info.client_id] = client_info
+        record(client_info.client_secret)
+        note(f"register {client_info.client_id} redirect_uris={','.join(map(str, client_info.redirect_uris or []))}")
+
+    async def authorize(self, client, params: AuthorizationParams):
+        code = "code-" + secrets.token_urlsafe(32)
+        record(code)
+        self.codes[code] = AuthorizationCode(
+            code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
+            code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource,
+            subject="mcp-user-alice")
+        note(f"authorize {client.client_id} scope={' '.join(params.scopes or [])} resource={params.resource}")
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, authorization_code):
+        return self.codes.get(authorization_code)
+
+    def issue(self, client_id, scopes, resource, subject):
+        access = "mcp-at-" + secrets.token_urlsafe(32)
+        refresh = "mcp-rt-" + secrets.token_urlsafe(32)
+        record(access, refresh)
+        expires = int(time.time()) + self.lifetime
+        self.access[access] = AccessToken(
+            token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource, subject=subject)
+        self.refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject)
+        return OAuthToken(
+            access_token=access, token_type="Bearer", expires_in=self.lifetime, refresh_token=refresh,
+            scope=" ".join(scopes))
+
+    async def exchange_authorization_code(self, client, authorization_code):
+        self.codes.pop(authorization_code.code, None)
+        note(f"token authorization_code {client.client_id}")
+        return self.issue(
+            client.client_id, authorization_code.scopes, authorization_code.resource, authorization_code.subject)
+
+    async def load_refresh_token(self, client, refresh_token):
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(self, client, refresh_token, scopes):
+        self.refresh.pop(refresh_token.token, None)  # rotated: a spent refresh token is refused
+        note(f"token refresh_token {client.client_id}")
+        return self.issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject)
+
+    async def load_access_token(self, token):
+        found = self.access.get(token)
+        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+            return None
+        return found
+
+    async def revoke_token(self, token):
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--access-token-seconds", type=int, default=3600)
+    arguments = parser.parse_args()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    provider = ApprovingProvider(arguments.access_token_seconds)
+    server = MCPServer(
+        "nativeauth-test",
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=base,
+            resource_server_url=f"{base}/mcp",
+            validate_token_resource=True,
+            required_scopes=SCOPES,
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES),
+            revocation_options=RevocationOptions(enabled=True),
+        ),
+    )
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Says the text back."""
+        note("tool echo")
+        return text
+
+    # Stateless: every request stands alone, so that separate processes may call it (no session id).
+    app = server.streamable_http_app(json_response=True, stateless_http=True, host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    note(f"port: {port}")
+    anyio.run(uvicorn.Server(config).serve, [listener])
+
+
+if __name__ == "__main__":
+    main()
