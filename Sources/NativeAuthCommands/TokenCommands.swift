@@ -495,7 +495,8 @@ enum APIDestination {
         let configuration = provider.configuration
         let issuers = [URL(string: provider.tokenIssuer), configuration.issuer].compactMap { $0 }
         let allowed =
-            issuers.contains { sameOrigin(url, $0) } || apiBase.map { sameOrigin(url, $0) } == true
+            issuers.contains { ProtectedResourceMetadata.sameOrigin(url, $0) }
+            || apiBase.map { ProtectedResourceMetadata.sameOrigin(url, $0) } == true
             || configuration.resources.contains { ProtectedResourceMetadata.covers($0, url) }
         guard allowed else {
             throw AuthError(
@@ -505,15 +506,6 @@ enum APIDestination {
                 hint: "give --resource URL for a token issued for that API (RFC 8707), or --discover to find the"
                     + " server that issues its tokens")
         }
-    }
-
-    private static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int)? {
-            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        guard let first = origin(one), let second = origin(other) else { return false }
-        return first == second
     }
 }
 

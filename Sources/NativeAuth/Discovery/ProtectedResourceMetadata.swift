@@ -129,7 +129,9 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
         return urls
     }
 
-    private static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
+    /// Whether the two URLs have one origin: scheme, host and port (the scheme's default when
+    /// none is written).
+    package static func sameOrigin(_ one: URL, _ other: URL) -> Bool {
         func origin(_ url: URL) -> (String, String, Int)? {
             guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
             return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
