@@ -26,6 +26,13 @@ enum ToolInvocation {
         return url.standardizedFileURL.path
     }
 
+    /// This tool run with `words` (a subcommand and its arguments), as one line a POSIX shell (or
+    /// Python's `shlex`, which the AWS CLI and Google's libraries split it with) reads back word for
+    /// word: the executable's path first, every word quoted when it needs it.
+    static func shellCommand(_ words: [String]) -> String {
+        ([executablePath()] + words).map(shellQuoted).joined(separator: " ")
+    }
+
     /// `word` quoted for a POSIX shell: as it is when it holds only safe characters, else in
     /// single quotes.
     static func shellQuoted(_ word: String) -> String {

@@ -110,9 +110,7 @@ public struct SetupAWSCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let configured = try options.configure(environment: environment)
             var arguments = try options.carriedArguments(configured) + aws.arguments
             if let tokenKind { arguments += ["--token-kind", tokenKind] }
-            let command =
-                ([ToolInvocation.executablePath(), "token", "--format", "aws-credential-process"] + arguments)
-                .map(ToolInvocation.shellQuoted).joined(separator: " ")
+            let command = ToolInvocation.shellCommand(["token", "--format", "aws-credential-process"] + arguments)
             let path = AWSConfigFile.path(environment: environment)
             let before = try AWSConfigFile.read(path)
             let edit = try AWSConfigFile.setting(
@@ -327,8 +325,7 @@ public struct SetupGoogleCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let configured = try options.configure(environment: environment)
             var arguments = try options.carriedArguments(configured)
             if let tokenKind { arguments += ["--token-kind", tokenKind] }
-            let command = ([ToolInvocation.executablePath(), "token", "--format", "google-executable"] + arguments)
-                .map(ToolInvocation.shellQuoted).joined(separator: " ")
+            let command = ToolInvocation.shellCommand(["token", "--format", "google-executable"] + arguments)
             let path = ToolInvocation.absolute(output)
             if FileManager.default.fileExists(atPath: path), !force {
                 throw AuthError(

@@ -201,8 +201,7 @@ public struct SetupDockerCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let script =
                 "#!/bin/sh\n# Written by `\(Tool.toolName) setup-docker`: Docker's credential helper for \(registry).\n"
                 + "exec "
-                + ([ToolInvocation.executablePath(), "docker-credential"] + arguments).map(ToolInvocation.shellQuoted)
-                .joined(separator: " ") + " \"$@\"\n"
+                + ToolInvocation.shellCommand(["docker-credential"] + arguments) + " \"$@\"\n"
             let configDirectory = environment["DOCKER_CONFIG"].map { ToolInvocation.absolute($0) } ?? home + "/.docker"
             let configPath = configDirectory + "/config.json"
             var changed: [String] = []

@@ -173,10 +173,7 @@ public struct SetupGitCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             var arguments = try options.carriedArguments(configured)
             if let host = git.gitHost { arguments += ["--git-host", host] }
             if let username = git.gitUsername { arguments += ["--git-username", username] }
-            let helper =
-                "!"
-                + ([ToolInvocation.executablePath(), "git-credential"] + arguments).map(ToolInvocation.shellQuoted)
-                .joined(separator: " ")
+            let helper = "!" + ToolInvocation.shellCommand(["git-credential"] + arguments)
             let key = "credential.\(target.url).helper"
             let existing = try await GitConfig.values(of: key, environment: environment)
             if existing == ["", helper] {
