@@ -147,6 +147,38 @@ import Testing
         }
     }
 
+    /// The reader of STS's XML (the module's own, not libxml2's): what XML allows STS to write is
+    /// read, and what is not a well-formed document without a DTD is nothing.
+    @Test func stsXMLIsReadAsXMLSaysAndAnythingElseIsNothing() throws {
+        let answer = try #require(STSResponse(Data(Self.answer().utf8)))
+        #expect(answer.root == "AssumeRoleWithWebIdentityResponse")
+        #expect(answer.elements["AccessKeyId"] == "ASgeIAIOSFODNN7EXAMPLE")
+        #expect(answer.elements["Credentials"] == "")
+        let written = """
+            \u{FEFF}<?xml version="1.0" encoding="UTF-8"?>
+            <!-- STS -->
+            <ErrorResponse xmlns='https://sts.amazonaws.com/doc/2011-06-15/' a = "x>y">
+              <Error><Type>Sender</Type><Code >AccessDenied</Code >
+              <Message>Not &lt;authorized&gt; &amp; &quot;no&quot; &apos;role&apos; &#65;&#x42;<![CDATA[ <&> ]]></Message>
+              <Empty/><Empty2 x="1" /></Error>
+            </ErrorResponse>
+
+            """
+        let refusal = try #require(STSResponse(Data(written.utf8)))
+        #expect(refusal.root == "ErrorResponse")
+        #expect(refusal.elements["Code"] == "AccessDenied")
+        #expect(refusal.elements["Message"] == #"Not <authorized> & "no" 'role' AB <&>"#)
+        #expect(refusal.elements["Empty"] == "" && refusal.elements["Empty2"] == "")
+        for notSTS in [
+            "", "   ", "plain text", "<html><body>Bad gateway<br></body></html>", "<a><b></a></b>", "<a>",
+            "<a></a><b></b>", "<a></a>trailing", "<!DOCTYPE a [<!ENTITY x \"y\">]><a>&x;</a>", "<a>&unknown;</a>",
+            "<a>&amp</a>", "<a><!-- unterminated</a>", "<a><![CDATA[ open</a>", "<a b=c></a>", "<a b=\"c></a>",
+            "<1a></1a>",
+        ] {
+            #expect(STSResponse(Data(notSTS.utf8)) == nil, "\(notSTS)")
+        }
+    }
+
     @Test func theEndpointIsTheOneTheAWSCLIWouldUse() throws {
         #expect(try AWSWebIdentity.endpoint(environment: [:]).absoluteString == "https://sts.us-east-1.amazonaws.com")
         #expect(
