@@ -79,11 +79,11 @@ struct LoopbackAndPasteSession: UserAgentSession {
 
     var redirectURI: URL { receiver.redirectURI }
 
-    func authorize(
+    func authorize<Outcome: Sendable>(
         _ authorizationURL: URL,
-        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-    ) async throws -> AuthorizationResponse {
-        await receiver.setHandler(handler)
+        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+    ) async throws -> Outcome {
+        let received = await receiver.receive(with: handler)
         let output = prompt.output
         output.write("Open this URL in a browser to sign in:")
         output.writeURL(authorizationURL)
@@ -94,19 +94,14 @@ struct LoopbackAndPasteSession: UserAgentSession {
         )
         let receiver = receiver
         let prompt = prompt
-        let outcome = await CallbackRace.first(
-            timeout: timeout,
-            [
-                { await receiver.result() },
-                {
-                    let outcome = await prompt.run(handler: handler)
-                    if outcome == nil, !Task.isCancelled {
-                        output.write("No more input; still waiting for the browser.")
-                    }
-                    return outcome
-                },
-            ]
-        )
+        let pasted: @Sendable () async -> Result<Outcome, AuthError>? = {
+            let outcome = await prompt.run(handler: handler)
+            if outcome == nil, !Task.isCancelled {
+                output.write("No more input; still waiting for the browser.")
+            }
+            return outcome
+        }
+        let outcome = await CallbackRace.first(timeout: timeout, [received, pasted])
         await receiver.close()
         return try CallbackRace.finish(outcome)
     }

@@ -162,11 +162,11 @@ struct LoopbackSession: UserAgentSession {
 
     var redirectURI: URL { receiver.redirectURI }
 
-    func authorize(
+    func authorize<Outcome: Sendable>(
         _ authorizationURL: URL,
-        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-    ) async throws -> AuthorizationResponse {
-        await receiver.setHandler(handler)
+        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+    ) async throws -> Outcome {
+        let received = await receiver.receive(with: handler)
         let output = configuration.output
         // The opener runs on its own and is not cancelled: it may be inside an API whose
         // cancellation handler deadlocks on Linux (URLSession's), and a browser launch is harmless.
@@ -192,15 +192,13 @@ struct LoopbackSession: UserAgentSession {
             output.write(receiver.portForwardingHint)
         }
         defer { finished.withLockedValue { $0 = true } }
-        return try await waitForCallback()
+        return try await waitForCallback(received)
     }
 
-    private func waitForCallback() async throws -> AuthorizationResponse {
-        let receiver = receiver
-        let outcome = await CallbackRace.first(
-            timeout: configuration.timeout,
-            [{ await receiver.result() }]
-        )
+    private func waitForCallback<Outcome: Sendable>(
+        _ received: @escaping @Sendable () async -> Result<Outcome, AuthError>?
+    ) async throws -> Outcome {
+        let outcome = await CallbackRace.first(timeout: configuration.timeout, [received])
         await receiver.close()
         return try CallbackRace.finish(outcome)
     }

@@ -32,19 +32,19 @@ actor LoopbackReceiver {
     private let server: NIOAsyncChannel<Connection, Never>
     private var serving: Task<Void, Never>?
     private let handlers: ConnectionHandlers
-    private var handler: (@Sendable (AuthorizationCallback) -> CallbackDisposition)?
+    private var handler: (@Sendable (AuthorizationCallback) -> CallbackDisposition<Void>)?
     private var completed = false
     private var start: StartPage?
     private var answersWithCopyPage = false
     private var startOpened = false
-    private let results: AsyncStream<Result<AuthorizationResponse, AuthError>>
-    private let resultSink: AsyncStream<Result<AuthorizationResponse, AuthError>>.Continuation
+    private let results: AsyncStream<Result<Void, AuthError>>
+    private let resultSink: AsyncStream<Result<Void, AuthError>>.Continuation
 
     private init(server: NIOAsyncChannel<Connection, Never>, handlers: ConnectionHandlers, redirectURI: URL) {
         self.server = server
         self.handlers = handlers
         self.redirectURI = redirectURI
-        (results, resultSink) = AsyncStream.makeStream(of: Result<AuthorizationResponse, AuthError>.self)
+        (results, resultSink) = AsyncStream.makeStream(of: Result<Void, AuthError>.self)
     }
 
     /// Binds 127.0.0.1 (falling back to ::1 when IPv4 loopback is unavailable) and starts serving.
@@ -144,8 +144,13 @@ actor LoopbackReceiver {
     }
 
     /// Sets the callback handler; requests that arrive before it is set are treated as not ours.
-    func setHandler(_ handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition) {
-        self.handler = handler
+    /// Returns the source of its outcome, for a ``CallbackRace``.
+    func receive<Value: Sendable>(
+        with handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Value>
+    ) -> @Sendable () async -> Result<Value, AuthError>? {
+        let completed = CompletedValue<Value>()
+        self.handler = completed.erasing(handler)
+        return { completed.typed(await self.result()) }
     }
 
     /// Answers every request for the callback path with a page asking the person to copy its
@@ -170,7 +175,7 @@ actor LoopbackReceiver {
     }
 
     /// The outcome of the first completed callback.
-    func result() async -> Result<AuthorizationResponse, AuthError>? {
+    func result() async -> Result<Void, AuthError>? {
         for await result in results { return result }
         return nil
     }
@@ -214,7 +219,7 @@ actor LoopbackReceiver {
     private func decide(
         _ head: HTTPRequestHead,
         fromThisUser: @Sendable () -> Bool
-    ) -> (LoopbackAnswer, Result<AuthorizationResponse, AuthError>?) {
+    ) -> (LoopbackAnswer, Result<Void, AuthError>?) {
         guard head.method == .GET || head.method == .HEAD else { return (LoopbackAnswer(.methodNotAllowed), nil) }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         if let start, path == start.path {
@@ -253,7 +258,7 @@ actor LoopbackReceiver {
         }
     }
 
-    private nonisolated func deliver(_ outcome: Result<AuthorizationResponse, AuthError>) {
+    private nonisolated func deliver(_ outcome: Result<Void, AuthError>) {
         resultSink.yield(outcome)
     }
 }

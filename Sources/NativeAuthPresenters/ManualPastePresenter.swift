@@ -115,10 +115,10 @@ struct PasteSession: UserAgentSession {
     /// The listener that holds the default redirect's port, until the session ends.
     let listener: LoopbackReceiver?
 
-    func authorize(
+    func authorize<Outcome: Sendable>(
         _ authorizationURL: URL,
-        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-    ) async throws -> AuthorizationResponse {
+        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+    ) async throws -> Outcome {
         prompt.output.write("Open this URL in a browser to sign in:")
         prompt.output.writeURL(authorizationURL)
         prompt.output.write(
@@ -126,22 +126,18 @@ struct PasteSession: UserAgentSession {
                 + (prompt.acceptsBareCode ? " (or the code the page shows)" : "") + ", and press Enter:"
         )
         let prompt = prompt
-        let outcome = await CallbackRace.first(
-            timeout: timeout,
-            [
-                {
-                    await prompt.run(handler: handler)
-                        ?? .failure(
-                            AuthError(
-                                .loginCancelled,
-                                "the input ended before the sign-in's result was pasted",
-                                hint: "sign in again and paste the address the browser ends on",
-                                operation: .authorization
-                            )
-                        )
-                }
-            ]
-        )
+        let pasted: @Sendable () async -> Result<Outcome, AuthError>? = {
+            await prompt.run(handler: handler)
+                ?? .failure(
+                    AuthError(
+                        .loginCancelled,
+                        "the input ended before the sign-in's result was pasted",
+                        hint: "sign in again and paste the address the browser ends on",
+                        operation: .authorization
+                    )
+                )
+        }
+        let outcome = await CallbackRace.first(timeout: timeout, [pasted])
         await listener?.close()
         return try CallbackRace.finish(outcome)
     }

@@ -19,9 +19,9 @@ struct PastePrompt: Sendable {
 
     /// The outcome of the first paste the handler completes, a failure after too many wrong
     /// pastes, or `nil` at the end of the input or on cancellation.
-    func run(
-        handler: @Sendable (AuthorizationCallback) -> CallbackDisposition
-    ) async -> Result<AuthorizationResponse, AuthError>? {
+    func run<Outcome: Sendable>(
+        handler: @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+    ) async -> Result<Outcome, AuthError>? {
         var wrong = 0
         while true {
             let line: String?

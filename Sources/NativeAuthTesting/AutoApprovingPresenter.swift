@@ -42,10 +42,10 @@ public struct AutoApprovingPresenter: UserAgentPresenter {
         let code: @Sendable ([FormField]) -> String
         var redirectURI: URL { URL(string: "http://127.0.0.1:9/callback") ?? URL(fileURLWithPath: "/") }
 
-        func authorize(
+        func authorize<Outcome: Sendable>(
             _ authorizationURL: URL,
-            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-        ) async throws -> AuthorizationResponse {
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+        ) async throws -> Outcome {
             let query = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
             let fields = FormURLEncoding.decode(query)
             var answer = [FormField("code", code(fields)), FormField("state", fields.first(named: "state") ?? "")]

@@ -48,10 +48,10 @@ public struct RedirectFollowingPresenter: UserAgentPresenter {
         let transport: any HTTPTransport
         let redirectURI: URL
 
-        func authorize(
+        func authorize<Outcome: Sendable>(
             _ authorizationURL: URL,
-            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-        ) async throws -> AuthorizationResponse {
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+        ) async throws -> Outcome {
             let browser = RedirectFollowingBrowser(transport: transport)
             let back = try await browser.follow(authorizationURL) { next in
                 next.host == redirectURI.host && next.port == redirectURI.port && next.path == redirectURI.path

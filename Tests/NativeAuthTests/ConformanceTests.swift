@@ -131,16 +131,20 @@ private struct HastyPresenter: UserAgentPresenter {
         let inbox: ScriptedLineReader
         var redirectURI: URL { URL(string: "http://localhost:8400/callback") ?? URL(fileURLWithPath: "/") }
 
-        func authorize(
+        func authorize<Outcome: Sendable>(
             _ authorizationURL: URL,
-            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-        ) async throws -> AuthorizationResponse {
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+        ) async throws -> Outcome {
             // Reads on in a task of its own, so cancelling the caller changes nothing.
             let line = try await Task { try await inbox.readLine() }.value
             if let line, let url = URL(string: line) { _ = handler(.redirect(url)) }
             // Longer than the suite gives a cancelled wait (10 s).
             if line?.contains("waiting") == true { try await Task { try await Task.sleep(for: .seconds(20)) }.value }
-            return AuthorizationResponse(code: "taken", issuer: nil)
+            // Whatever the handler said (the suite's outcomes are authorization responses).
+            guard let taken = AuthorizationResponse(code: "taken", issuer: nil) as? Outcome else {
+                throw AuthError(.loginCancelled, "not a sign-in")
+            }
+            return taken
         }
 
         func close() async {}

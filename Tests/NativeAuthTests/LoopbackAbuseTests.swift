@@ -14,7 +14,7 @@ import Testing
     struct LoopbackAbuseTests {
         private static let state = "the-real-state"
 
-        private static func handler(_ callback: AuthorizationCallback) -> CallbackDisposition {
+        private static func handler(_ callback: AuthorizationCallback) -> CallbackDisposition<AuthorizationResponse> {
             guard case .redirect(let url) = callback else { return .ignore }
             let fields = FormURLEncoding.decode(url.query ?? "")
             guard fields.first(named: "state") == state else { return .ignore }

@@ -32,7 +32,7 @@ func fetch(_ url: URL) async throws -> (Int, String) {
 @Suite(.testLogging) struct LoopbackPresenterTests {
     private static let state = "expected-state-value"
 
-    private func handler(_ callback: AuthorizationCallback) -> CallbackDisposition {
+    private func handler(_ callback: AuthorizationCallback) -> CallbackDisposition<AuthorizationResponse> {
         guard case .redirect(let url) = callback else { return .ignore }
         let fields = FormURLEncoding.decode(url.query ?? "")
         guard fields.first(named: "state") == Self.state else { return .ignore }

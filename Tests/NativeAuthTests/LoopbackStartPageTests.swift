@@ -20,7 +20,7 @@ import Testing
     static let authorization = URL(
         string: "https://idp.example/authorize?client_id=c&state=\(state)&nonce=n0nce&code_challenge=ch4llenge")
 
-    static func handler(_ callback: AuthorizationCallback) -> CallbackDisposition {
+    static func handler(_ callback: AuthorizationCallback) -> CallbackDisposition<AuthorizationResponse> {
         guard case .redirect(let url) = callback,
             FormURLEncoding.decode(url.query ?? "").first(named: "state") == state
         else { return .ignore }

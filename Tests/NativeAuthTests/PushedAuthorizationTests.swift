@@ -194,9 +194,10 @@ private struct SlowPresenter: UserAgentPresenter {
         let time: TestClock
         var redirectURI: URL { inner.redirectURI }
 
-        func authorize(
-            _ authorizationURL: URL, handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-        ) async throws -> AuthorizationResponse {
+        func authorize<Outcome: Sendable>(
+            _ authorizationURL: URL,
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+        ) async throws -> Outcome {
             time.advance(by: .seconds(60))
             return try await inner.authorize(authorizationURL, handler: handler)
         }

@@ -156,10 +156,10 @@ struct TimedPresenter: UserAgentPresenter {
         let timeline: Timeline
         var redirectURI: URL { base.redirectURI }
 
-        func authorize(
+        func authorize<Outcome: Sendable>(
             _ authorizationURL: URL,
-            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-        ) async throws -> AuthorizationResponse {
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+        ) async throws -> Outcome {
             try await timeline.note("browser") { try await base.authorize(authorizationURL, handler: handler) }
         }
 

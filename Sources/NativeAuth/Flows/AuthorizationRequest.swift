@@ -189,7 +189,7 @@ public struct AuthorizationRequest: Sendable {
     /// What a presenter should do with a callback: ``CallbackDisposition/ignore`` for a redirect
     /// that is not a response to this request (see ``isResponse(_:)``), else the result of
     /// ``validate(callback:)``, or of ``validate(pastedCode:)`` for a bare code.
-    public func disposition(of callback: AuthorizationCallback) -> CallbackDisposition {
+    public func disposition(of callback: AuthorizationCallback) -> CallbackDisposition<AuthorizationResponse> {
         switch callback {
         case .redirect(let url):
             guard isResponse(url) else { return .ignore }

@@ -113,13 +113,13 @@ package struct LogoutFlow: Sendable {
         }
         let redirectPath = session.redirectURI.path
         do {
-            _ = try await session.authorize(page.url) { received in
+            _ = try await session.authorize(page.url) { received -> CallbackDisposition<EndSessionReturn> in
                 guard case .redirect(let callback) = received else { return .ignore }
                 let returned = AuthorizationRequest.query(of: callback).filter { $0.name == "state" }
                 guard callback.path == redirectPath, returned.count == 1, let value = returned.first?.value,
                     ConstantTime.equals(value, state)
                 else { return .ignore }
-                return .complete(.success(AuthorizationResponse(code: "", issuer: nil)))
+                return .complete(.success(EndSessionReturn(redirect: callback)))
             }
         } catch let error as AuthError where error.code == .timeout {
             // The tokens are gone, which is the sign-out; the provider's page (an error page for a

@@ -25,16 +25,20 @@ public protocol UserAgentSession: Sendable {
 
     /// Shows `authorizationURL` and waits for a callback that the handler completes.
     ///
+    /// The handler decides what a completing callback yields: a sign-in's
+    /// ``AuthorizationResponse``, or for a sign-out only that the provider's page came back
+    /// (``EndSessionReturn``). The session hands that value back as it is.
+    ///
     /// - Parameters:
     ///   - authorizationURL: The URL to send the person to.
     ///   - handler: Decides about each callback that arrives (a redirect, or a pasted code).
-    /// - Returns: The authorization response of the completing callback.
+    /// - Returns: The value of the first callback the handler completes with.
     /// - Throws: The failure the handler completed with, ``AuthError/Code/timeout``, or
     ///   ``AuthError/Code/loginCancelled``.
-    func authorize(
+    func authorize<Outcome: Sendable>(
         _ authorizationURL: URL,
-        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
-    ) async throws -> AuthorizationResponse
+        handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
+    ) async throws -> Outcome
 
     /// Ends the session early and releases what it holds; `authorize` does this by itself.
     func close() async
@@ -52,11 +56,23 @@ public enum AuthorizationCallback: Sendable {
 }
 
 /// What to do with a callback that arrived.
-public enum CallbackDisposition: Sendable {
+public enum CallbackDisposition<Outcome: Sendable>: Sendable {
     /// Not a response to this sign-in (wrong path or `state`): answer with an error page (or ask
     /// for another paste) and keep waiting, so a stray or hostile request cannot abort the real
     /// sign-in.
     case ignore
     /// The response to this sign-in: finish with its result.
-    case complete(Result<AuthorizationResponse, AuthError>)
+    case complete(Result<Outcome, AuthError>)
+}
+
+/// What a provider's end-session page yields when it sends the browser back with the sign-out's
+/// `state` (OpenID Connect RP-Initiated Logout §3): nothing but that it came back.
+public struct EndSessionReturn: Sendable, Equatable {
+    /// The redirect the page sent the browser to, `state` and all.
+    public var redirect: URL
+
+    /// A return to `redirect`.
+    public init(redirect: URL) {
+        self.redirect = redirect
+    }
 }

@@ -144,7 +144,7 @@ public struct PresenterConformance: Sendable {
 
         init(
             _ session: any UserAgentSession,
-            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition
+            handler: @escaping @Sendable (AuthorizationCallback) -> CallbackDisposition<AuthorizationResponse>
         ) {
             let ended = NIOLockedValueBox(false)
             self.ended = ended
