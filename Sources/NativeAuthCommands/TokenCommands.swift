@@ -364,6 +364,8 @@ extension APICommand {
         var settings = [
             "issuer": issuer.absoluteString, "resource": resource.absoluteString, "register_client": "true",
         ]
+        // The server's metadata in MCP's order (RFC 8414 first), unless the person chose one.
+        if options.flag(.metadataOrder) == nil { settings["metadata_order"] = MetadataOrder.oauth.rawValue }
         var environment = ProcessInfo.processInfo.environment
         if let configured = try? options.configure(environment: environment).resolved.configuration.issuer,
             configured.absoluteString != issuer.absoluteString

@@ -30,11 +30,13 @@ import Testing
         await server.stop()
     }
 
-    private func load(_ issuer: URL, overrides: EndpointOverrides = EndpointOverrides()) async throws
-        -> ProviderMetadata
-    {
-        try await Discovery.load(
-            issuer: issuer, overrides: overrides, client: try .forTests(issuer: issuer, transport: Self.transport))
+    private func load(
+        _ issuer: URL, overrides: EndpointOverrides = EndpointOverrides(), order: MetadataOrder = .openID
+    ) async throws -> ProviderMetadata {
+        var configuration = ProviderConfiguration(issuer: issuer, clientID: "test-client")
+        configuration.metadataOrder = order
+        let client = ExchangeClient.forTests(try GenericOIDCProvider(configuration: configuration), transport: Self.transport)
+        return try await Discovery.load(issuer: issuer, overrides: overrides, client: client)
     }
 
     @Test func readsAnOIDCDocument() async throws {
@@ -65,6 +67,63 @@ import Testing
                 #expect(metadata.userInfoEndpoint == nil)
                 #expect(
                     log.paths == ["/o/.well-known/openid-configuration", "/.well-known/oauth-authorization-server/o"])
+            })
+    }
+
+    /// MCP's order (authorization spec 2025-11-25, "Authorization Server Metadata Discovery"):
+    /// RFC 8414 with the path inserted, OpenID with the path inserted, OpenID with it appended; for
+    /// an issuer without a path, RFC 8414 then OpenID. The OpenID-first order is the default.
+    @Test func theMCPOrderAsksForRFC8414FirstAndInsertsThePathIntoOpenIDsToo() throws {
+        let withPath = try #require(URL(string: "https://auth.example.com/tenant1"))
+        let root = try #require(URL(string: "https://auth.example.com"))
+        #expect(
+            Discovery.documentURLs(for: withPath, order: .oauth).map(\.absoluteString) == [
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/.well-known/openid-configuration/tenant1",
+                "https://auth.example.com/tenant1/.well-known/openid-configuration",
+            ])
+        #expect(
+            Discovery.documentURLs(for: root, order: .oauth).map(\.absoluteString) == [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ])
+        #expect(
+            Discovery.documentURLs(for: withPath).map(\.absoluteString) == [
+                "https://auth.example.com/tenant1/.well-known/openid-configuration",
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/tenant1/.well-known/oauth-authorization-server",
+            ])
+    }
+
+    /// A server that publishes both documents: MCP's order takes RFC 8414's, and falls through to
+    /// OpenID's with the path inserted when there is none.
+    @Test func theMCPOrderTakesTheRFC8414DocumentWhenBothArePublished() async throws {
+        try await withServer(
+            respond: { path, issuer in
+                switch path {
+                case "/.well-known/oauth-authorization-server/o":
+                    .json(discoveryDocument(issuer: issuer, omitting: ["userinfo_endpoint"]))
+                case "/o/.well-known/openid-configuration": .json(discoveryDocument(issuer: issuer))
+                default: .text("not here", status: 404)
+                }
+            },
+            test: { _, log, issuer in
+                let mcp = try await load(issuer, order: .oauth)
+                #expect(mcp.userInfoEndpoint == nil)
+                #expect(log.paths == ["/.well-known/oauth-authorization-server/o"])
+                let openID = try await load(issuer)
+                #expect(openID.userInfoEndpoint != nil)
+            })
+        try await withServer(
+            respond: { path, issuer in
+                path == "/.well-known/openid-configuration/o"
+                    ? .json(discoveryDocument(issuer: issuer)) : .text("not here", status: 404)
+            },
+            test: { _, log, issuer in
+                let metadata = try await load(issuer, order: .oauth)
+                #expect(metadata.userInfoEndpoint != nil)
+                #expect(
+                    log.paths == ["/.well-known/oauth-authorization-server/o", "/.well-known/openid-configuration/o"])
             })
     }
 

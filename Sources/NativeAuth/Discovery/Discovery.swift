@@ -2,36 +2,64 @@ package import Foundation
 internal import HTTPTypes
 internal import LenientJSON
 
-/// Loads a provider's metadata from its issuer: OIDC Discovery 1.0, then RFC 8414.
+/// Which well-known metadata document discovery asks an issuer for first.
+public enum MetadataOrder: String, Sendable, CaseIterable {
+    /// OpenID Connect Discovery first, then RFC 8414: for an issuer people configure to sign in
+    /// with OpenID Connect, whose OpenID document is the one with `userinfo_endpoint` and the rest.
+    case openID = "openid"
+    /// RFC 8414 first, then OpenID Connect Discovery, as the MCP authorization spec (2025-06-18,
+    /// 2025-11-25, "Authorization Server Metadata Discovery") orders them: for an authorization
+    /// server a protected resource's metadata names.
+    case oauth
+}
+
+/// Loads a provider's metadata from its issuer: OIDC Discovery 1.0 and RFC 8414, in the order
+/// the configuration's ``MetadataOrder`` says.
 ///
-/// The documents are tried in this order, moving on when one is not there (an HTTP error, or an
-/// answer that is not a JSON object):
+/// ``MetadataOrder/openID`` (the default) tries, moving on when one is not there (an HTTP error,
+/// or an answer that is not a JSON object):
 /// 1. `ISSUER/.well-known/openid-configuration` (OIDC Discovery §4);
 /// 2. `ORIGIN/.well-known/oauth-authorization-server/ISSUER-PATH` (RFC 8414 §3.1);
 /// 3. `ISSUER/.well-known/oauth-authorization-server` (the form many servers also publish).
+///
+/// ``MetadataOrder/oauth`` tries MCP's order: for an issuer with a path,
+/// `ORIGIN/.well-known/oauth-authorization-server/PATH`, `ORIGIN/.well-known/openid-configuration/PATH`,
+/// then `ISSUER/.well-known/openid-configuration`; for one without, the RFC 8414 document, then the
+/// OpenID one.
 ///
 /// A document whose `issuer` is not exactly the configured issuer is refused at once (OIDC
 /// Discovery §4.3, RFC 8414 §3.3): it may belong to another server. A network failure also stops
 /// at once, since another path cannot help.
 package enum Discovery {
     /// The URLs tried for `issuer`, in order.
-    package static func documentURLs(for issuer: URL) -> [URL] {
+    package static func documentURLs(for issuer: URL, order: MetadataOrder = .openID) -> [URL] {
         var base = issuer.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        var urls: [URL] = []
-        if let oidc = URL(string: base + "/.well-known/openid-configuration") { urls.append(oidc) }
         var path = issuer.path
         while path.hasSuffix("/") { path.removeLast() }
-        if var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) {
-            components.path = "/.well-known/oauth-authorization-server" + path
+        /// `ORIGIN/.well-known/NAME/PATH` (RFC 8414 §3.1's insertion).
+        func inserted(_ name: String) -> URL? {
+            guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return nil }
+            components.path = "/.well-known/" + name + path
             components.query = nil
             components.fragment = nil
-            if let rfc8414 = components.url { urls.append(rfc8414) }
+            return components.url
         }
-        if !path.isEmpty, let appended = URL(string: base + "/.well-known/oauth-authorization-server") {
-            urls.append(appended)
+        let appendedOpenID = URL(string: base + "/.well-known/openid-configuration")
+        let candidates: [URL?]
+        switch order {
+        case .openID:
+            candidates = [
+                appendedOpenID, inserted("oauth-authorization-server"),
+                path.isEmpty ? nil : URL(string: base + "/.well-known/oauth-authorization-server"),
+            ]
+        case .oauth:
+            candidates =
+                path.isEmpty
+                ? [inserted("oauth-authorization-server"), appendedOpenID]
+                : [inserted("oauth-authorization-server"), inserted("openid-configuration"), appendedOpenID]
         }
-        return urls
+        return candidates.compactMap { $0 }
     }
 
     /// Loads and checks the metadata of `issuer`.
@@ -57,7 +85,7 @@ package enum Discovery {
         let accepts = acceptsStatedIssuer ?? { $0 == expected }
         var attempts: [String] = []
         var retryable = false
-        for url in documentURLs(for: issuer) {
+        for url in documentURLs(for: issuer, order: client.provider.configuration.metadataOrder) {
             let (response, body) = try await client.fetchDocument(url, operation: .discovery)
             let shown = Redaction.scrubURL(url.absoluteString)
             guard (200..<300).contains(response.status.code) else {

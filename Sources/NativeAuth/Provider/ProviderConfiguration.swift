@@ -97,6 +97,9 @@ public struct ProviderConfiguration: Sendable {
     /// How the browser sends the end-session request (RP-Initiated Logout §2):
     /// ``EndSessionMethod/post`` (the default) or ``EndSessionMethod/get``. JSON key `end_session_method`.
     public var endSessionMethod: EndSessionMethod = .post
+    /// Which metadata document discovery asks the issuer for first: ``MetadataOrder/openID`` (the
+    /// default) or ``MetadataOrder/oauth`` (MCP's order). JSON key `metadata_order`.
+    public var metadataOrder: MetadataOrder = .openID
     /// Whether a sign-in that asks for `offline_access` also sends `prompt=consent` (OIDC Core §11:
     /// without it the server must ignore `offline_access`); `nil`, the default: as the provider says
     /// (``AuthProvider/offlineAccessNeedsConsent``). JSON key `offline_access_consent` (`on` or `off`).
@@ -220,6 +223,7 @@ public struct ProviderConfiguration: Sendable {
         self.trustedAudiences = Set(try values.read(.trustedAudiences) ?? [])
         self.idTokenSigningAlgorithm = try values.read(.idTokenSigningAlgorithm)
         self.endSessionMethod = try values.read(.endSessionMethod) ?? .post
+        self.metadataOrder = try values.read(.metadataOrder) ?? .openID
         self.offlineAccessConsent = try values.read(.offlineAccessConsent)
     }
 

@@ -141,6 +141,16 @@ extension Setting where Value == EndSessionMethod {
         valueName: "post|get", group: .server, parse: .cases())
 }
 
+extension Setting where Value == MetadataOrder {
+    /// `metadata_order`: which well-known metadata document is asked for first.
+    public static let metadataOrder = Setting(
+        "metadata_order",
+        help: "Which metadata document to ask the issuer for first: openid (OpenID Connect Discovery, then RFC 8414;"
+            + " the default) or oauth (RFC 8414, then OpenID Connect: the MCP authorization spec's order, which"
+            + " discovery from an API's resource metadata uses).",
+        valueName: "openid|oauth", group: .server, parse: .cases())
+}
+
 extension Setting where Value == OfflineAccessConsent {
     /// `offline_access_consent`: whether asking for `offline_access` adds `prompt=consent`.
     public static let offlineAccessConsent = Setting(
@@ -214,6 +224,7 @@ extension ProviderSetting {
             Setting.clientAssertionKey.declaration, Setting.clientAssertionKeyID.declaration,
             Setting.clientAssertionAudience.declaration, Setting.trustedAudiences.declaration,
             Setting.idTokenSigningAlgorithm.declaration, Setting.endSessionMethod.declaration,
+            Setting.metadataOrder.declaration,
             Setting.scope.declaration, Setting.offlineAccessConsent.declaration, Setting.resource.declaration,
             Setting.dpop.declaration,
             Setting.pushedAuthorizationRequests.declaration, Setting.followResourceMetadata.declaration,
