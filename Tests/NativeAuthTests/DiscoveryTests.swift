@@ -35,7 +35,8 @@ import Testing
     ) async throws -> ProviderMetadata {
         var configuration = ProviderConfiguration(issuer: issuer, clientID: "test-client")
         configuration.metadataOrder = order
-        let client = ExchangeClient.forTests(try GenericOIDCProvider(configuration: configuration), transport: Self.transport)
+        let provider = try GenericOIDCProvider(configuration: configuration)
+        let client = ExchangeClient.forTests(provider, transport: Self.transport)
         return try await Discovery.load(issuer: issuer, overrides: overrides, client: client)
     }
 
