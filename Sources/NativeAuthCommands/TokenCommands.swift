@@ -257,6 +257,15 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 + " there for it: no --issuer needed, and without --client-id the tool registers itself there."))
     var discover = false
 
+    @Option(
+        name: .customLong("trust-issuer"),
+        help: ArgumentHelp(
+            "With --discover, when the API's metadata names another authorization server than the configured"
+                + " issuer: that server may be contacted (as a public client of its own). Without it the tool asks"
+                + " on a terminal, and refuses otherwise.",
+            valueName: "url"))
+    var trustedIssuers: [String] = []
+
     @Flag(
         name: .customLong("step-up"),
         help: ArgumentHelp(
@@ -370,16 +379,23 @@ extension APICommand {
         if let configured = try? options.configure(environment: environment).resolved.configuration.issuer,
             configured.absoluteString != issuer.absoluteString
         {
-            // The API chose another server than the one configured: the client's credentials for
-            // the configured one stay home (its id, secret, assertion key, certificate, initial
-            // access token). The tool is a public client there, with a registration of its own.
+            // The API chose another server than the one configured: nothing is sent there unless
+            // the person trusts it (--trust-issuer, or yes at the terminal's question); then the
+            // client's credentials for the configured one stay home (its id, secret, assertion key,
+            // certificate, initial access token), and the tool is a public client there, with a
+            // registration of its own.
+            let elsewhere =
+                "\(Redaction.scrubURL(url.absoluteString)) takes tokens from"
+                + " \(Redaction.scrubURL(issuer.absoluteString)), not from the configured"
+                + " \(Redaction.scrubURL(configured.absoluteString))"
+            guard try await trusts(issuer, question: elsewhere) else {
+                throw AuthError(
+                    .configurationInvalid, elsewhere + "; that server was not contacted",
+                    hint: "if you trust it, give --trust-issuer \(Redaction.scrubURL(issuer.absoluteString))")
+            }
             for key in APIDestination.clientCredentialKeys { settings[key] = "" }
             environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"] = nil
-            CommandSupport.notice(
-                "\(Redaction.scrubURL(url.absoluteString)) takes tokens from"
-                    + " \(Redaction.scrubURL(issuer.absoluteString)), not from the configured"
-                    + " \(Redaction.scrubURL(configured.absoluteString)): none of the configured client's credentials"
-                    + " go there")
+            CommandSupport.notice(elsewhere + ": none of the configured client's credentials go there")
         }
         let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
         // The scope the 401 names, else the scopes the metadata says the API uses, else none (MCP's
@@ -406,6 +422,21 @@ extension APICommand {
             return try await prepared.accounts.authenticator(for: signIn.account).send(
                 request, body: payload, for: resource)
         }
+    }
+
+    /// Whether the person trusts the authorization server `issuer`, which is not the configured
+    /// one: named with `--trust-issuer`, or answered yes on the terminal (when standard input and
+    /// standard error are one, and the request's body does not come from standard input).
+    private func trusts(_ issuer: URL, question: String) async throws -> Bool {
+        func trimmed(_ text: String) -> Substring {
+            text.hasSuffix("/") ? text.dropLast() : Substring(text)
+        }
+        if trustedIssuers.contains(where: { trimmed($0) == trimmed(issuer.absoluteString) }) { return true }
+        guard isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1, http.data != "@-" else { return false }
+        FileHandle.standardError.write(
+            Data((question + ". Sign in there for it, as a public client of its own? [y/N] ").utf8))
+        let answer = try await StandardInputLineReader().readLine() ?? ""
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }
 
     /// The target when it is a full URL.

@@ -509,7 +509,7 @@ struct ClientCredentialsServerTests {
             [
                 "api", "--discover", api.resourceURL("mcp").absoluteString, "--issuer", home.issuer.absoluteString,
                 "--client-id", "home-client-id", "--client-secret-file", secretFile, "--client-auth",
-                "client_secret_post", "--store", directory.path + "/store",
+                "client_secret_post", "--store", directory.path + "/store", "--trust-issuer", api.issuer.absoluteString,
             ],
             environment: [
                 "BROWSER": redirectFollowingBrowser, "NATIVEAUTH_INITIAL_ACCESS_TOKEN": "home-initial-access-9c1e",
@@ -522,6 +522,49 @@ struct ClientCredentialsServerTests {
         #expect(!seen.isEmpty)
         #expect(!seen.contains { $0.contains(secret) || $0.contains("home-client-id") }, "\(seen)")
         #expect(home.requestLog.isEmpty, "the configured server is not asked either")
+        await api.stop()
+        await home.stop()
+    }
+
+    /// M1: an API that names another authorization server than the configured issuer gets no
+    /// request sent there (no metadata, no registration, no sign-in) unless the person trusts it:
+    /// `--trust-issuer` naming it, or yes at the terminal's question. Without a terminal, or with
+    /// no, or with another server trusted, the tool stops after the API's own metadata.
+    @Test func discoveryAtAnotherServerContactsItOnlyWhenThePersonTrustsIt() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mcp"]
+        let api = try await SandboxAuthorizationServer.start(configuration, mode: .live)
+        let home = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
+        let directory = try TemporaryDirectory()
+        let resource = api.resourceURL("mcp")
+        let arguments = [
+            "api", "--discover", resource.absoluteString, "--issuer", home.issuer.absoluteString,
+            "--client-id", "home-client-id", "--store", directory.path + "/store",
+        ]
+        let environment = ["BROWSER": redirectFollowingBrowser]
+        /// Every request the API's server received went to the API or its resource metadata.
+        func onlyTheAPIWasAsked() -> Bool {
+            api.requestLog.allSatisfy {
+                $0.path == resource.path || $0.path.hasPrefix("/.well-known/oauth-protected-resource")
+            }
+        }
+        let piped = try await run(cli, arguments, environment: environment)
+        #expect(piped.status == 1, "\(piped.stderr)")
+        #expect(piped.stderr.contains("that server was not contacted"), "\(piped.stderr)")
+        #expect(piped.stderr.contains("--trust-issuer \(api.issuer.absoluteString)"), "\(piped.stderr)")
+        let another = try await run(
+            cli, arguments + ["--trust-issuer", home.issuer.absoluteString], environment: environment)
+        #expect(another.status == 1, "\(another.stderr)")
+        let pty = repositoryRoot.path + "/scripts/lib/pty_run.py"
+        let no = try await run("/usr/bin/python3", [pty, "[y/N]", "n", cli] + arguments, environment: environment)
+        #expect(no.status == 1, "\(no.stdout)")
+        #expect(no.stdout.contains("as a public client of its own? [y/N]"), "\(no.stdout)")
+        #expect(!api.requestLog.isEmpty && onlyTheAPIWasAsked(), "\(api.requestLog.map(\.path))")
+        #expect(home.requestLog.isEmpty)
+        let yes = try await run("/usr/bin/python3", [pty, "[y/N]", "y", cli] + arguments, environment: environment)
+        #expect(yes.status == 0, "\(yes.stdout)")
+        #expect(yes.stdout.contains("registered as client dyn-"), "\(yes.stdout)")
+        #expect(!onlyTheAPIWasAsked())
         await api.stop()
         await home.stop()
     }

@@ -46,9 +46,16 @@ public struct CommandResult: Sendable {
     }
 }
 
-/// The built `oidc-login`: next to the test bundle, or `NATIVEAUTH_CLI_DIR`.
+/// The built CLI `name` (`oidc-login`): in `NATIVEAUTH_CLI_DIR` when it is there, else next to the
+/// test bundle. Point `NATIVEAUTH_CLI_DIR` at release-built CLIs (`swift build -c release
+/// --show-bin-path`) to run the process tests without argument-parser's debug-build checks
+/// (CONTRIBUTING.md, "The CLI tests and argument-parser's debug checks").
 public func cliPath(_ name: String) -> String {
-    if let directory = ProcessInfo.processInfo.environment["NATIVEAUTH_CLI_DIR"] { return directory + "/" + name }
+    if let directory = ProcessInfo.processInfo.environment["NATIVEAUTH_CLI_DIR"],
+        FileManager.default.isExecutableFile(atPath: directory + "/" + name)
+    {
+        return directory + "/" + name
+    }
     let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     var directory = runner.deletingLastPathComponent()
     // On Linux the runner is …/debug/NativeAuthPackageTests.xctest; on macOS it is inside the bundle.
