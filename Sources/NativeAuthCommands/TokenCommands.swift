@@ -269,8 +269,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Flag(
         name: .customLong("step-up"),
         help: ArgumentHelp(
-            "When the API asks for a stronger or more recent sign-in (RFC 9470, or a claims challenge), sign in"
-                + " again in the browser as it asks, and send the request once more."))
+            "When the API asks for a stronger or more recent sign-in (RFC 9470, or a claims challenge), or for a"
+                + " scope it names (403 insufficient_scope), sign in again in the browser as it asks (with the scopes"
+                + " held and those), and send the request once more."))
     var stepUp = false
 
     @Flag(

@@ -112,6 +112,72 @@ import Testing
         await stubborn.stop()
     }
 
+    /// Step-up on scope, as the MCP authorization spec has it: a 403 `insufficient_scope` naming a
+    /// scope signs in again asking for the union of the scopes held and those, once for every
+    /// caller that meets it, and the call is retried; a server that keeps refusing gets one step-up,
+    /// then an error that says so.
+    @Test func aScopeChallengeSignsInAgainForTheUnionOnceAndNeverLoops() async throws {
+        let sandbox = try await sandbox {
+            $0.resourceScopes = ["tools:call"]
+            $0.scopesSupported += ["tools:call", "tools:admin"]
+        }
+        let auth = try await signedIn(sandbox)
+        let request = HTTPRequest(method: .get, url: sandbox.url(.resource))
+        let error = await #expect(throws: AuthError.self) { try await auth.send(request) }
+        #expect(error?.code == .insufficientScope)
+        #expect(error?.missingScopes == ["tools:call"])
+        #expect(sandbox.grantCount(.refreshToken) == 0, "a refresh cannot widen the scope")
+
+        let before = sandbox.requestCount(.authorization)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    try await auth.send(
+                        request, stepUpWith: RedirectFollowingPresenter(transport: sandbox.transport)
+                    ).0.status.code
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 10))
+        #expect(sandbox.requestCount(.authorization) == before + 1)
+        let asked = sandbox.lastAuthorizationQuery.first(named: "scope")?.split(separator: " ").map(String.init)
+        #expect(Set(asked ?? []) == ["openid", "profile", "tools:call"], "\(asked ?? [])")
+        #expect(try await auth.send(request).0.status.code == 200, "the wider sign-in is the stored one")
+
+        // A server that names one scope and wants another: one step-up, then the error.
+        let stubborn = try await self.sandbox {
+            $0.resourceScopes = ["tools:admin"]
+            $0.resourceNamedScopes = ["tools:call"]
+            $0.scopesSupported += ["tools:call", "tools:admin"]
+        }
+        let other = try await signedIn(stubborn)
+        let refused = await #expect(throws: AuthError.self) {
+            try await other.send(
+                HTTPRequest(method: .get, url: stubborn.url(.resource)),
+                stepUpWith: RedirectFollowingPresenter(transport: stubborn.transport))
+        }
+        #expect(refused?.code == .insufficientScope)
+        #expect(refused?.message.contains("still lacks a scope") == true, "\(String(describing: refused))")
+        #expect(stubborn.requestCount(.authorization) == 2, "the sign-in and one step-up")
+        // A 403 that names no scope is not stepped up: there is nothing to ask for.
+        let silent = try await self.sandbox {
+            $0.resourceScopes = ["tools:admin"]
+            $0.resourceNamedScopes = []
+        }
+        let third = try await signedIn(silent)
+        let unnamed = await #expect(throws: AuthError.self) {
+            try await third.send(
+                HTTPRequest(method: .get, url: silent.url(.resource)),
+                stepUpWith: RedirectFollowingPresenter(transport: silent.transport))
+        }
+        #expect(unnamed?.code == .insufficientScope && unnamed?.missingScopes == nil)
+        #expect(silent.requestCount(.authorization) == 1)
+        await sandbox.stop()
+        await stubborn.stop()
+        await silent.stop()
+    }
+
     @Test func aClaimsChallengeSignsInWithTheClaimsRequest() async throws {
         let claims: JSONObject = ["access_token": ["acrs": ["essential": true, "value": "cp1"]]]
         let sandbox = try await sandbox { $0.resourceClaimsChallenge = claims }

@@ -122,6 +122,8 @@ def main():
     arguments = parser.parse_args()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
+    # Listening before the port is printed: a client that connects at once is queued, not refused.
+    listener.listen(128)
     port = listener.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     provider = ApprovingProvider(arguments.access_token_seconds)

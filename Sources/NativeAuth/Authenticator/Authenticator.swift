@@ -478,11 +478,17 @@ public final class Authenticator: Sendable {
     /// again through `presenter` with what it asks (``AuthError/stepUp``) and the scopes the sign-in
     /// holds, stores the new tokens, and retries the request once.
     ///
+    /// When the API answers 403 `insufficient_scope` naming the scopes it needs
+    /// (``AuthError/missingScopes``, as the MCP authorization spec's step-up asks), the person signs
+    /// in again asking for the union of the scopes held and those, and the request is retried once.
+    ///
     /// Concurrent callers that meet the challenge at once share one sign-in. The new ID token must
-    /// meet what was asked (its `acr`, its `auth_time`), or nothing is stored.
+    /// meet what was asked (its `acr`, its `auth_time`), or nothing is stored. There is one step-up
+    /// per call, never a loop.
     ///
     /// - Throws: ``AuthError``: as ``send(_:body:)``; ``AuthError/Code/stepUpRequired`` when the
-    ///   API asks again after the stronger sign-in; the sign-in's errors.
+    ///   API asks again after the stronger sign-in; ``AuthError/Code/insufficientScope`` when it
+    ///   still lacks a scope after the sign-in asked for it; the sign-in's errors.
     public func send(_ request: HTTPRequest, body: Data? = nil, stepUpWith presenter: any UserAgentPresenter)
         async throws -> (HTTPResponse, Data)
     {
@@ -500,6 +506,31 @@ public final class Authenticator: Sendable {
                     presenter: presenter, scopes: scopes.isEmpty ? nil : scopes, options: options)
             }
             return try await send(request, body: body)
+        } catch let error as AuthError where error.code == .insufficientScope {
+            guard let missing = error.missingScopes else { throw error }
+            var wanted = try await currentTokens()?.scopes ?? []
+            wanted += missing.filter { !wanted.contains($0) }
+            let asked = wanted
+            _ = try await stepUps.value {
+                // Signed in again since this request was sent (another caller's step-up): retry with that.
+                if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
+                self.client.logger.info(
+                    "the API needs another scope; signing in again for it",
+                    metadata: ["scopes": "\(TerminalText.sanitized(asked.joined(separator: " ")))"])
+                return try await self.login(presenter: presenter, scopes: asked, options: LoginOptions())
+            }
+            do {
+                return try await send(request, body: body)
+            } catch var again as AuthError where again.code == .insufficientScope {
+                let held = try await currentTokens()?.scopes ?? []
+                again.message =
+                    "the API still lacks a scope after a sign-in that asked for "
+                    + TerminalText.sanitized(asked.joined(separator: " ")) + " (granted: "
+                    + TerminalText.sanitized(held.joined(separator: " ")) + ")"
+                again.hint =
+                    "the server did not grant what the API asks for; the account or the client may not be allowed it"
+                throw again
+            }
         }
     }
 

@@ -5,7 +5,18 @@ struct StepUpChallenge: Error, Sendable {
     let options: LoginOptions
 }
 
+/// What an ``AuthError/Code/insufficientScope`` error carries: the scopes the API's challenge named.
+struct ScopeChallenge: Error, Sendable {
+    let scopes: [String]
+}
+
 extension AuthError {
+    /// The scopes an API's 403 `insufficient_scope` named in its challenge (RFC 6750 §3.1's
+    /// `scope`), on an ``Code/insufficientScope`` error: sign in again asking for them too, or let
+    /// ``Authenticator/send(_:body:stepUpWith:)`` do it. `nil` when the challenge named none, and on
+    /// any other error.
+    public var missingScopes: [String]? { (underlying as? ScopeChallenge)?.scopes }
+
     /// The stronger or more recent sign-in an API asked for, on a ``Code/stepUpRequired`` error:
     /// sign in again with these options (``Authenticator/login(presenter:scopes:options:)``), or let
     /// ``Authenticator/send(_:body:stepUpWith:)`` do it. `nil` on any other error.

@@ -698,8 +698,13 @@ package actor TokenLifecycle {
         case .stepUp(let options):
             return AuthError.stepUp(options, challenge: answer.challenge, status: Int(response.status.code))
         case .scopeMissing:
-            return client.error(
+            var error = client.error(
                 for: AuthFailure(operation: .apiRequest, response: response, body: body, challenge: answer.challenge))
+            let named = (answer.challenge?.scope ?? "").split(separator: " ").map(String.init)
+            if error.code == .insufficientScope, error.underlying == nil, !named.isEmpty {
+                error.underlying = ScopeChallenge(scopes: named)
+            }
+            return error
         case .nonceMissing:
             return DPoPNonces.missingNonce(operation: .apiRequest, status: Int(response.status.code))
         }

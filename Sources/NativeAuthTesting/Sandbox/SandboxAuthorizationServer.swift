@@ -314,6 +314,13 @@ public final class SandboxAuthorizationServer: Sendable {
         /// sign-in without a `claims` parameter is answered 401 with `insufficient_claims` and the
         /// request, base64-encoded, as Microsoft Entra's Conditional Access does. `nil` by default.
         public var resourceClaimsChallenge: JSONObject?
+        /// The scopes the protected resource (``Endpoint/resource``) wants: a token without all of
+        /// them is answered 403 `insufficient_scope` naming them (RFC 6750 §3.1), as the MCP
+        /// authorization spec's step-up expects. None by default.
+        public var resourceScopes: [String] = []
+        /// The scopes the protected resource's 403 names, when it names others than
+        /// ``resourceScopes`` (a server that asks for the wrong ones); `nil`, the default: those.
+        public var resourceNamedScopes: [String]?
         /// How long the secret of a confidential client registered at `/register` is good for
         /// (`client_secret_expires_at`); `nil`, the default, for ever. A client whose secret
         /// expired is unknown from then on.

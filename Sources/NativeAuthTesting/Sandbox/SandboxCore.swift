@@ -552,6 +552,14 @@ final class SandboxCore: Sendable {
         case .failure(let refusal): return refusal.response
         }
         if let challenge = stepUpChallenge(record.authorization) { return challenge }
+        if configuration.resourceScopes.contains(where: { !record.authorization.scopes.contains($0) }) {
+            let named = (configuration.resourceNamedScopes ?? configuration.resourceScopes).joined(separator: " ")
+            return json(
+                ["error": "insufficient_scope"], status: 403,
+                headers: [
+                    ("WWW-Authenticate", #"Bearer realm="sandbox", error="insufficient_scope", scope=""# + named + "\"")
+                ])
+        }
         let name = configuration.users.first { $0.subject == record.authorization.subject }?.username ?? "someone"
         return json([
             "message": .string("Hello, \(name), from the sandbox's protected resource."),
