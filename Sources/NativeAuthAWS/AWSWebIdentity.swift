@@ -96,10 +96,11 @@ public struct AWSWebIdentity: Sendable {
         return url
     }
 
-    /// The name the credentials are kept under in the sign-in's set: one per endpoint, role and
-    /// token kind.
+    /// The name the credentials are kept under in the sign-in's set: one per endpoint, role, token
+    /// kind and duration asked for (credentials asked for 15 minutes are not those of an hour).
     public var credentialName: String {
         "aws-sts " + endpoint.absoluteString + " " + roleARN + (sendsAccessToken ? " access-token" : " id-token")
+            + (durationSeconds.map { " \($0)s" } ?? "")
     }
 
     /// Credentials for the role, valid for at least five minutes: the ones the sign-in keeps, else

@@ -117,7 +117,7 @@ struct CloudCLITests {
 
         let status = try await run(cli, ["status"] + setup.connection, environment: environment)
         #expect(
-            status.stdout.contains("Credentials aws-sts http://127.0.0.1:\(port) \(role) id-token expire: "),
+            status.stdout.contains("Credentials aws-sts http://127.0.0.1:\(port) \(role) id-token 900s expire: "),
             "\(status.stdout)")
 
         // Within five minutes of their expiry: the next callers get new ones, once.

@@ -297,6 +297,11 @@ import Testing
             roleARN: "arn:aws:iam::123456789012:role/Other", endpoint: try Self.url("https://sts.amazonaws.com"))
         _ = try await other.credentials(from: fresh, transport: transport)
         #expect(try #require(await store.load(auth.key)).derivedCredentials.count == 2)
+        // Another duration: credentials of their own, not the hour's kept ones.
+        let short = try AWSWebIdentity(
+            roleARN: Self.role, endpoint: try Self.url("https://sts.amazonaws.com"), durationSeconds: 900)
+        #expect(try await short.credentials(from: fresh, transport: transport).accessKeyID == "ASIAKEY4")
+        #expect(try #require(await store.load(auth.key)).derivedCredentials.count == 3)
     }
 
     @Test func aRefusalStoresNothingAndADPoPBoundAccessTokenIsNotSent() async throws {
