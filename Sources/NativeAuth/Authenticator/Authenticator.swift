@@ -497,9 +497,7 @@ public final class Authenticator: Sendable {
             return try await send(request, body: body)
         } catch let error as AuthError where error.code == .stepUpRequired {
             guard let options = error.stepUp else { throw error }
-            _ = try await stepUps.value {
-                // Signed in again since this request was sent (another caller's step-up): retry with that.
-                if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
+            try await signInAgain(since: sentWith) {
                 self.client.logger.info("the API asks for a stronger sign-in; signing in again")
                 let scopes = try await self.currentTokens()?.scopes ?? []
                 return try await self.login(
@@ -511,9 +509,7 @@ public final class Authenticator: Sendable {
             var wanted = try await currentTokens()?.scopes ?? []
             wanted += missing.filter { !wanted.contains($0) }
             let asked = wanted
-            _ = try await stepUps.value {
-                // Signed in again since this request was sent (another caller's step-up): retry with that.
-                if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
+            try await signInAgain(since: sentWith) {
                 self.client.logger.info(
                     "the API needs another scope; signing in again for it",
                     metadata: ["scopes": "\(TerminalText.sanitized(asked.joined(separator: " ")))"])
@@ -531,6 +527,18 @@ public final class Authenticator: Sendable {
                     "the server did not grant what the API asks for; the account or the client may not be allowed it"
                 throw again
             }
+        }
+    }
+
+    /// Runs `signIn` once for every caller that met an API's challenge at the same time, unless
+    /// the tokens changed since the request was sent with `sentWith` (another caller's step-up
+    /// came first): the caller then retries with those.
+    private func signInAgain(
+        since sentWith: String?, _ signIn: @escaping @Sendable () async throws -> TokenSet
+    ) async throws {
+        _ = try await stepUps.value {
+            if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
+            return try await signIn()
         }
     }
 
