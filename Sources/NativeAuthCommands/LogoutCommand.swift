@@ -1,6 +1,6 @@
 public import ArgumentParser
 internal import Foundation
-internal import NativeAuth
+@_spi(Provider) internal import NativeAuth
 internal import NativeAuthKeyring
 internal import NativeAuthPresenters
 
@@ -10,7 +10,8 @@ internal import NativeAuthPresenters
 /// It exits 0 once the tokens are removed here: a revocation the server refused is a warning, and
 /// one the server's metadata says it would refuse (a public client where it revokes only for
 /// confidential ones) is skipped with a notice. With nothing stored it says so at once, and opens
-/// no page unless `--end-session`.
+/// no page unless `--end-session`. With `--resource URL`, an API found by its metadata is
+/// forgotten instead (see `KnownResource`).
 public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -19,6 +20,9 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 Exit status 0 once the tokens are removed here, even when revoking them at the provider \
                 failed (a warning on stderr says so) or its logout page did not send the browser back in \
                 time (a notice says so); with nothing stored, 0 at once (`Not signed in`).
+
+                `logout --resource URL` forgets an API that `api URL` found by its metadata, with its \
+                tokens; the sign-in made for it alone is signed out too.
 
                 """ + CommandSupport.exitStatusHelp)
     }
@@ -52,6 +56,10 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
             try AccessTokenOverride.refuse("logout")
+            if let resource = try options.singleResource() {
+                try await forget(resource)
+                return
+            }
             if all {
                 try await logoutAll()
                 return
@@ -131,6 +139,42 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         if let reason = result.revocationSkipped {
             CommandSupport.notice("not revoked at the provider (\(reason)); the tokens are removed here")
         }
+    }
+
+    /// `logout --resource URL`: an API found by its metadata is forgotten, with its tokens. The
+    /// sign-in that held them is signed out too when it was made for it alone: no other known
+    /// resource uses it, and it is not at the configured server (where it is the person's own).
+    private func forget(_ resource: URL) async throws {
+        let records = try options.knownResourceStore()
+        let shown = Redaction.scrubURL(resource.absoluteString)
+        let all = try await records.knownResources()
+        guard let known = all.first(where: { $0.resource == resource }) else {
+            CommandSupport.printLine(
+                "\(shown) is not an API found by its metadata here; nothing to forget"
+                    + (all.isEmpty
+                        ? ""
+                        : " (known: \(all.map { Redaction.scrubURL($0.resource.absoluteString) }.joined(separator: ", ")))")
+            )
+            return
+        }
+        let prepared = try await options.prepare(for: ResourceTarget(known))
+        let shared = all.contains {
+            $0.resource != known.resource && $0.account == known.account
+                && $0.issuer.absoluteString == known.issuer.absoluteString
+        }
+        let own = options.configuredIssuer()?.absoluteString != known.issuer.absoluteString
+        var signedOut = false
+        if !shared, own, try await prepared.accounts.names().contains(known.account) {
+            let result = try await prepared.accounts.logout(known.account)
+            Self.explainRevocation(result)
+            signedOut = result.removedTokens
+        } else {
+            _ = try await prepared.accounts.authenticator(for: known.account).lifecycle.removeResourceTokens(
+                for: known.resource)
+        }
+        _ = try await records.forget(known.resource)
+        CommandSupport.printLine(
+            "Forgot \(shown)" + (signedOut ? "; signed out \(known.account)" : "; its tokens are removed"))
     }
 
     /// `logout --all`: every account revoked and removed, one line each.

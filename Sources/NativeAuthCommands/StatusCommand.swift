@@ -48,11 +48,19 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 try await runAll()
                 return
             }
+            let records = try await options.knownResourceStore().knownResources()
+            if !records.isEmpty, options.configuredIssuer() == nil {
+                // Nothing configured, but APIs found by their metadata (`api URL`): those.
+                try await reportResources(records)
+                return
+            }
             let prepared = try await options.prepare(use: .describe)
             let tokens = try await prepared.authenticator.currentTokens()
             let storage = prepared.storage
+            let resourceTokens = try await KnownResourceStatus.tokens(of: records, in: storage.store)
             if json {
                 var object = Self.object(tokens)
+                object["resources"] = KnownResourceStatus.json(records, tokens: resourceTokens)
                 object["account"] = .string(prepared.account)
                 object["account_source"] = .string(prepared.accountSource)
                 object["profile"] =
@@ -68,9 +76,29 @@ public struct StatusCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 if let profile = prepared.profile {
                     CommandSupport.printLine("Profile: \(profile.name) (from \(profile.source))")
                 }
+                for line in KnownResourceStatus.lines(records, tokens: resourceTokens, now: Date()) {
+                    CommandSupport.printLine(line)
+                }
                 CommandSupport.printLine(await CommandStorage.line(for: storage))
             }
         }
+    }
+
+    /// The APIs found by their metadata, with no server configured.
+    private func reportResources(_ records: [KnownResource]) async throws {
+        let storage = try await options.openStorage()
+        let tokens = try await KnownResourceStatus.tokens(of: records, in: storage.store)
+        if json {
+            let object: JSONObject = [
+                "signed_in": .bool(false), "resources": KnownResourceStatus.json(records, tokens: tokens),
+                "storage": Self.storageObject(storage, location: await storage.describedLocation()),
+            ]
+            CommandSupport.printLine(try JSONValue.object(object).encodedString())
+            return
+        }
+        CommandSupport.printLine("No server configured.")
+        for line in KnownResourceStatus.lines(records, tokens: tokens, now: Date()) { CommandSupport.printLine(line) }
+        CommandSupport.printLine(await CommandStorage.line(for: storage))
     }
 
     private func runAll() async throws {

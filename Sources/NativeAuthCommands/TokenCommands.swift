@@ -137,7 +137,19 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             CommandSupport.printLine(try format.text(AccessTokenOverride.tokens(token), execInfo: execInfo))
             return
         }
-        let prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
+        var resource = try options.singleResource()
+        var prepared: PreparedAccount
+        if let asked = resource, !format.isCloud,
+            let known = try await options.knownResourceStore().knownResource(covering: asked)
+        {
+            // A resource found before by its metadata (`api URL`): its server and account are known.
+            prepared = try await options.prepare(for: ResourceTarget(known))
+            prepared.authenticator = prepared.accounts.authenticator(for: known.account)
+            prepared.account = known.account
+            resource = known.resource
+        } else {
+            prepared = try await options.prepare(use: signIn.mayNameNewAccount ? .describe : .act)
+        }
         let asked = tokenKind.flatMap(TokenKind.init(rawValue:))
         if format == .awsCredentialProcess {
             let role = try aws.role(sendsAccessToken: asked == .access)
@@ -147,7 +159,6 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             CommandSupport.printLine(credentials.credentialProcessJSON)
             return
         }
-        let resource = try options.singleResource()
         if asked == .id, resource != nil {
             throw AuthError(
                 .configurationInvalid, "a resource's token is an access token: the ID token is for the client",
@@ -238,6 +249,10 @@ public struct RefreshCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 /// resources (with `--resource`, only under that resource); another host is refused before
 /// anything is sent. With `NATIVEAUTH_ACCESS_TOKEN` set, that token is sent as it is and no store
 /// is read; a full URL then needs no provider configuration at all.
+///
+/// An API found by its metadata (`--discover`, or a full URL with no issuer configured) is
+/// remembered: later, the URL alone sends the request with that API's token, from the account
+/// that holds it.
 public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
@@ -254,7 +269,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "Find the API's authorization server from its 401 (RFC 9728 protected resource metadata) and sign in"
-                + " there for it: no --issuer needed, and without --client-id the tool registers itself there."))
+                + " there for it: no --issuer needed, and without --client-id the tool registers itself there. With"
+                + " nothing configured, and for an API found before (see status), the URL alone does this."))
     var discover = false
 
     @Option(
@@ -297,9 +313,20 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let body: Data
             // The provider's word on a refused call (Auth0: a token without an audience is opaque).
             var mapper: (any ErrorMapper)?
+            let override = try AccessTokenOverride.token()
+            let absolute = try absoluteURL()
             if discover {
                 (response, body) = try await discovered()
-            } else if let token = try AccessTokenOverride.token() {
+            } else if override == nil, let absolute, try options.singleResource() == nil,
+                let known = try await options.knownResourceStore().knownResource(covering: absolute)
+            {
+                // An API found before: its server, account and scopes are known; only the URL is needed.
+                let (request, payload) = try http.request(for: absolute)
+                (response, body) = try await options.send(request, body: payload, to: ResourceTarget(known))
+            } else if override == nil, absolute != nil, options.configuredIssuer() == nil {
+                // Nothing configured but the API's URL: its 401 names the server (as --discover).
+                (response, body) = try await discovered()
+            } else if let token = override {
                 let transport: any HTTPTransport
                 let url: URL
                 if let absolute = try absoluteURL() {
@@ -369,22 +396,11 @@ extension APICommand {
                 .configurationInvalid, "the API's protected resource metadata names no authorization server",
                 hint: "give --issuer, and leave out --discover")
         }
-        let resource = metadata.resource
-        // Without a client id, the tool registers itself there (RFC 7591): the API chose the server.
-        var settings = [
-            "issuer": issuer.absoluteString, "resource": resource.absoluteString, "register_client": "true",
-        ]
-        // The server's metadata in MCP's order (RFC 8414 first), unless the person chose one.
-        if options.flag(.metadataOrder) == nil { settings["metadata_order"] = MetadataOrder.oauth.rawValue }
-        var environment = ProcessInfo.processInfo.environment
-        if let configured = try? options.configure(environment: environment).resolved.configuration.issuer,
-            configured.absoluteString != issuer.absoluteString
-        {
+        if let configured = options.configuredIssuer(), configured.absoluteString != issuer.absoluteString {
             // The API chose another server than the one configured: nothing is sent there unless
             // the person trusts it (--trust-issuer, or yes at the terminal's question); then the
-            // client's credentials for the configured one stay home (its id, secret, assertion key,
-            // certificate, initial access token), and the tool is a public client there, with a
-            // registration of its own.
+            // client's credentials for the configured one stay home (see `prepare(for:)`), and the
+            // tool is a public client there, with a registration of its own.
             let elsewhere =
                 "\(Redaction.scrubURL(url.absoluteString)) takes tokens from"
                 + " \(Redaction.scrubURL(issuer.absoluteString)), not from the configured"
@@ -394,35 +410,15 @@ extension APICommand {
                     .configurationInvalid, elsewhere + "; that server was not contacted",
                     hint: "if you trust it, give --trust-issuer \(Redaction.scrubURL(issuer.absoluteString))")
             }
-            for key in APIDestination.clientCredentialKeys { settings[key] = "" }
-            environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"] = nil
             CommandSupport.notice(elsewhere + ": none of the configured client's credentials go there")
         }
         let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
         // The scope the 401 names, else the scopes the metadata says the API uses, else none (MCP's
         // order): not the sign-in's default `openid`, which the API's server may not register.
-        if options.flag(.scope) == nil {
-            settings["scope"] = challenge?.scope ?? metadata.scopesSupported.joined(separator: " ")
-        }
-        let prepared: PreparedAccount
-        do {
-            prepared = try await options.prepare(
-                settings: settings, environment: environment, use: .describe, registers: true)
-        } catch var error as AuthError where error.code == .registrationFailed {
-            error.message =
-                "the API's authorization server is \(Redaction.scrubURL(issuer.absoluteString)); " + error.message
-            throw error
-        }
-        let shown = Redaction.scrubURL(resource.absoluteString)
-        do {
-            return try await prepared.authenticator.send(request, body: payload, for: resource)
-        } catch let error as AuthError where error.isLoginRequired {
-            CommandSupport.notice(
-                "\(shown) takes tokens from \(Redaction.scrubURL(issuer.absoluteString)): signing in there for it")
-            let signIn = try await TokenSupply.browserSignIn(prepared)
-            return try await prepared.accounts.authenticator(for: signIn.account).send(
-                request, body: payload, for: resource)
-        }
+        let scopes =
+            challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported
+        return try await options.send(
+            request, body: payload, to: ResourceTarget(resource: metadata.resource, issuer: issuer, scopes: scopes))
     }
 
     /// Whether the person trusts the authorization server `issuer`, which is not the configured

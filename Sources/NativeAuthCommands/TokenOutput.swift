@@ -265,6 +265,19 @@ enum TokenSupply {
         CommandSupport.notice("signed in as \(result.account)")
         return result
     }
+
+    /// Signs the person in in the browser into the account `name` (whatever the ID token would
+    /// name it), leaving which account is active as it was; returns `name`.
+    static func browserSignIn(_ prepared: PreparedAccount, into name: String) async throws -> String {
+        try Accounts.validate(name: name)
+        let port = prepared.authenticator.provider.configuration.loopbackRedirectPort ?? 0
+        let presenter = LoopbackPresenter(
+            configuration: .init(port: port, timeout: .seconds(300), opener: SystemBrowserOpener()))
+        let authenticator = prepared.accounts.authenticator(for: name)
+        _ = try await CommandSupport.cancellingOnSignals { try await authenticator.login(presenter: presenter) }
+        CommandSupport.notice("signed in as \(name)")
+        return name
+    }
 }
 
 extension TokenSupply.SignIn {

@@ -67,6 +67,9 @@ public struct TokenStorage: Sendable {
     /// Where the active account is kept (see `Accounts`): a small file in the file store's
     /// directory for files and the keyring alike (it is not a secret), memory for ``Backend/memory``.
     public let activeAccounts: any ActiveAccountStore
+    /// What was learned about the protected resources the tools were sent to (`KnownResource`):
+    /// small files beside the active-account ones, memory for ``Backend/memory``.
+    public let knownResources: any KnownResourceStore
     let options: Options
     let environment: [String: String]
 
@@ -98,6 +101,8 @@ public struct TokenStorage: Sendable {
                 backend: backend, location: location, store: store, fallbackReason: reason,
                 activeAccounts: backend == .memory
                     ? MemoryActiveAccountStore() : FileActiveAccountStore(directory: fileDirectory),
+                knownResources: backend == .memory
+                    ? MemoryKnownResourceStore() : FileKnownResourceStore(directory: fileDirectory),
                 options: options, environment: environment)
         }
         switch choice {

@@ -33,32 +33,49 @@ struct MCPServerTests {
         let initialize = Self.call(
             1, "initialize",
             #"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"oidc-login","version":"1"}}"#)
+        // Nothing configured but the URL: no --discover, no --issuer.
         let first = try await run(
-            cli, ["api", "--discover", url, "-X", "POST"] + accept + ["-d", initialize] + store,
+            cli, ["api", url, "-X", "POST"] + accept + ["-d", initialize] + store,
             environment: ["BROWSER": redirectFollowingBrowser])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains(#""serverInfo""#) && first.stdout.contains("nativeauth-test"), "\(first.stdout)")
 
         // Another process, the URL alone: the stored registration and sign-in, no browser.
         let echo = Self.call(2, "tools/call", #"{"name":"echo","arguments":{"text":"hello from oidc-login"}}"#)
-        let second = try await run(cli, ["api", "--discover", url, "-X", "POST"] + accept + ["-d", echo] + store)
+        let second = try await run(cli, ["api", url, "-X", "POST"] + accept + ["-d", echo] + store)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("hello from oidc-login"), "\(second.stdout)")
 
-        // The access token expired: 8 processes at once, one refresh.
+        // The URL alone gives its token (`token --resource`), and `status` lists it.
+        let token = try await run(cli, ["token", "--resource", url] + store)
+        #expect(token.status == 0 && token.stdout.hasPrefix("mcp-at-"), "\(token.stderr)")
+        let status = try await run(cli, ["status"] + store)
+        #expect(status.stdout.contains("\(url): from \(url.dropLast(4))"), "\(status.stdout)")
+
+        // The access tokens expired (the sign-in's and the resource's): 8 processes at once, one refresh.
         let tokens = FileTokenStore(directory: directory.path + "/store")
         let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
         var held = try #require(try tokens.load(key))
         held.expiresAt = Date(timeIntervalSinceNow: -30)
+        for index in held.resourceTokens.indices {
+            held.resourceTokens[index].expiresAt = Date(timeIntervalSinceNow: -30)
+        }
+        try #require(!held.resourceTokens.isEmpty)
         try tokens.save(held, for: key)
         let list = Self.call(3, "tools/list", "{}")
         let cli = cli
-        let arguments = ["api", "--discover", url, "-X", "POST"] + accept + ["-d", list] + store
+        let arguments = ["api", url, "-X", "POST"] + accept + ["-d", list] + store
         let parallel = try await withThrowingTaskGroup(of: CommandResult.self) { group in
             for _ in 0..<8 { group.addTask { try await run(cli, arguments) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(parallel.allSatisfy { $0.status == 0 && $0.stdout.contains(#""echo""#) }, "\(parallel.map(\.stderr))")
+
+        // `logout --resource` forgets it and signs out the sign-in made for it.
+        let forgotten = try await run(cli, ["logout", "--resource", url] + store)
+        #expect(forgotten.status == 0 && forgotten.stdout.contains("Forgot \(url)"), "\(forgotten.stderr)")
+        #expect(try tokens.keys().allSatisfy { $0.clientID == ClientRegistration.storeClientID }, "signed out")
+        #expect(try FileKnownResourceStore(directory: directory.path + "/store").knownResources().isEmpty)
 
         server.stop()
         let log = await server.finish().stderr.split(separator: "\n")
@@ -67,8 +84,90 @@ struct MCPServerTests {
         #expect(registrations.first?.contains("redirect_uris=http://127.0.0.1:") == true, "an exact port: \(log)")
         #expect(log.filter { $0.hasPrefix("authorize ") }.count == 1, "one sign-in: \(log)")
         #expect(log.first { $0.hasPrefix("authorize ") }?.contains("scope=mcp:tools resource=\(url)") == true, "\(log)")
-        #expect(log.filter { $0.hasPrefix("token refresh_token ") }.count == 1, "one refresh for 8 processes: \(log)")
+        // One refresh for the resource's token after the sign-in, one for the 8 processes.
+        #expect(log.filter { $0.hasPrefix("token refresh_token ") }.count == 2, "one refresh for 8 processes: \(log)")
         #expect(log.filter { $0 == "tool echo" }.count == 1, "\(log)")
+    }
+}
+
+/// Two MCP servers built from the official MCP Python SDK in its resource-server mode
+/// (scripts/mcp-server/resource_servers.py: each checks that a token was issued for it, asking the
+/// server by RFC 7662 introspection) behind one real authorization server with RFC 8707 resource
+/// indicators, django-oauth-toolkit, where the client is registered by its administrator.
+///
+/// django-oauth-toolkit binds a sign-in to the resources it was asked for, and refuses a refresh
+/// for another (`invalid_target`): the second server's token needs a sign-in of its own, which
+/// must leave the first one's as it was.
+@Suite(.testLogging, .enabled(if: MCPSDK.available && TestServer.isRunning, "needs the MCP SDK and test-server"))
+struct MCPResourceServersTests {
+    let cli = cliPath("oidc-login")
+    let accept = ["-H", "Accept: application/json, text/event-stream"]
+
+    @Test func twoServersBehindOneAuthorizationServerEachGetTheirOwnTokenAndAreRemembered() async throws {
+        let server = try TestServer.load()
+        let directory = try TemporaryDirectory()
+        let secret = directory.path + "/introspection-secret"
+        try Data(server.serviceClientSecret.utf8).write(to: URL(fileURLWithPath: secret))
+        let resources = try RunningCommand(
+            CloudTools.python,
+            [
+                repositoryRoot.path + "/scripts/mcp-server/resource_servers.py", "--issuer",
+                server.issuer.absoluteString,
+                "--introspection", server.issuer.absoluteString + "/introspect/", "--client", server.serviceClientID,
+                "--secret-file", secret,
+            ])
+        let ports = try await resources.line { $0.hasPrefix("ports: ") }.dropFirst("ports: ".count)
+            .split(separator: " ")
+        try #require(ports.count == 2)
+        let (first, second) = ("http://127.0.0.1:\(ports[0])/mcp", "http://127.0.0.1:\(ports[1])/mcp")
+        let store = ["--store", directory.path + "/store"]
+        // The client its administrator registered, configured (as a profile or the environment would).
+        let configured = [
+            "NATIVEAUTH_ISSUER": server.issuer.absoluteString, "NATIVEAUTH_CLIENT_ID": server.publicClientID,
+        ]
+        let browser = ["BROWSER": TestServer.browserCommand()]
+        let list = MCPServerTests.call(1, "tools/list", "{}")
+        func call(_ url: String, _ extra: [String] = [], environment: [String: String] = [:]) async throws
+            -> CommandResult
+        {
+            try await run(
+                cli, ["api", url, "-X", "POST"] + accept + ["-d", list] + extra + store, environment: environment)
+        }
+
+        let one = try await call(first, ["--discover"], environment: configured.merging(browser) { $1 })
+        #expect(one.status == 0 && one.stdout.contains(#""echo""#), "\(one.stderr)")
+        let two = try await call(second, ["--discover"], environment: configured.merging(browser) { $1 })
+        #expect(two.status == 0 && two.stdout.contains(#""echo""#), "\(two.stderr)")
+        #expect(two.stderr.contains("invalid_target"), "the first sign-in was tried first: \(two.stderr)")
+
+        // Later, with nothing configured and no browser: the URL alone, for each, and the first
+        // server's sign-in was left as it was by the second's.
+        for url in [first, second, first] {
+            let again = try await call(url)
+            #expect(again.status == 0 && again.stdout.contains(#""echo""#), "\(url): \(again.stderr)")
+        }
+        let records = try FileKnownResourceStore(directory: directory.path + "/store").knownResources()
+        #expect(Set(records.map(\.resource.absoluteString)) == [first, second])
+        #expect(records.allSatisfy { $0.clientID == server.publicClientID && $0.scopes == ["read"] })
+        #expect(Set(records.map(\.account)).count == 2, "a sign-in each: \(records)")
+        let status = try await run(cli, ["status"] + store)
+        #expect(status.stdout.contains("No server configured."), "\(status.stdout)")
+        #expect(status.stdout.contains("\(second): from \(server.issuer.absoluteString)"), "\(status.stdout)")
+
+        let forgotten = try await run(cli, ["logout", "--resource", second] + store)
+        #expect(forgotten.status == 0, "\(forgotten.stderr)")
+        let stillFirst = try await call(first)
+        #expect(stillFirst.status == 0 && stillFirst.stdout.contains(#""echo""#), "\(stillFirst.stderr)")
+
+        resources.stop()
+        let log = await resources.finish().stderr.split(separator: "\n")
+        // Every token each server accepted was issued for it (RFC 8707 audience), and none for the other.
+        let verified = log.filter { $0.hasPrefix("verify ") }
+        #expect(
+            !verified.isEmpty
+                && verified.allSatisfy { $0.hasSuffix("aud=http://127.0.0.1:\($0.split(separator: " ")[1])/mcp") },
+            "\(log)")
+        #expect(log.filter { $0.hasPrefix("tool ") }.isEmpty, "tools/list calls no tool: \(log)")
     }
 }
 

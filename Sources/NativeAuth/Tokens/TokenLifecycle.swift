@@ -131,6 +131,28 @@ package actor TokenLifecycle {
         return true
     }
 
+    /// Removes the kept tokens of `resource` (every scope set) from the stored set, under the
+    /// store's lock; the sign-in and the other resources' tokens stay.
+    ///
+    /// - Returns: Whether any was removed.
+    package func removeResourceTokens(for resource: URL) async throws -> Bool {
+        let store = store
+        let key = key
+        let kept: TokenSet? = try await storeOperation {
+            try await lock.withLock(key, timeout: lockTimeout) {
+                guard var stored = try await store.load(key),
+                    stored.resourceTokens.contains(where: { $0.resource == resource })
+                else { return nil }
+                stored.resourceTokens.removeAll { $0.resource == resource }
+                try await store.save(stored, for: key)
+                return stored
+            }
+        }
+        guard let kept else { return false }
+        await wrote(kept)
+        return true
+    }
+
     // MARK: - Refreshing
 
     /// An access token valid for at least `minimumValidity` seconds, refreshed when needed.
