@@ -31,6 +31,8 @@ let package = Package(
         .library(name: "NativeAuthGitLab", targets: ["NativeAuthGitLab"]),
         .library(name: "NativeAuthAuth0", targets: ["NativeAuthAuth0"]),
         .library(name: "NativeAuthOkta", targets: ["NativeAuthOkta"]),
+        // The MCP Swift SDK's HTTPClientAuthorizer, with NativeAuth's discovery, registration and stores.
+        .library(name: "NativeAuthMCP", targets: ["NativeAuthMCP"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -63,6 +65,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", from: "0.12.1"),
     ],
     targets: [
         .systemLibrary(
@@ -306,6 +309,29 @@ let package = Package(
             ],
             path: "Samples/NativeAuthCLI"
         ),
+        // An MCP client of the official Swift SDK, authorized by NativeAuthMCP.
+        .target(
+            name: "NativeAuthMCP",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthPresenters",
+                .product(name: "MCP", package: "swift-sdk"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "mcp-client-sample",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthMCP",
+                "NativeAuthAsyncHTTPClient",
+                "NativeAuthPresenters",
+                .product(name: "MCP", package: "swift-sdk"),
+            ],
+            path: "Samples/MCPClient"
+        ),
         // N instances against one PostgreSQL, calling an API with one shared account's tokens.
         .executableTarget(
             name: "fleet-worker",
@@ -402,6 +428,18 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
+        .testTarget(
+            name: "NativeAuthMCPTests",
+            dependencies: [
+                "NativeAuthMCP",
+                "NativeAuth",
+                "NativeAuthPresenters",
+                "NativeAuthTesting",
+                "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "MCP", package: "swift-sdk"),
+            ]
+        ),
         .testTarget(
             name: "NativeAuthGoogleTests",
             dependencies: [
@@ -604,6 +642,18 @@ if Context.environment["NATIVEAUTH_WITHOUT_POSTGRES"] == "1" {
     package.targets.removeAll { postgresTargets.contains($0.name) }
     package.dependencies.removeAll {
         if case .sourceControl(_, let location, _) = $0.kind { return "\(location)".contains("postgres-nio") }
+        return false
+    }
+}
+
+// NATIVEAUTH_WITHOUT_MCP=1 (the sanitizer builds) leaves NativeAuthMCP, its sample and the MCP
+// Swift SDK out: its test runs the sample against the official MCP server once, unsanitized.
+if Context.environment["NATIVEAUTH_WITHOUT_MCP"] == "1" {
+    let mcpTargets: Set = ["NativeAuthMCP", "NativeAuthMCPTests", "mcp-client-sample"]
+    package.products.removeAll { $0.name == "NativeAuthMCP" }
+    package.targets.removeAll { mcpTargets.contains($0.name) }
+    package.dependencies.removeAll {
+        if case .sourceControl(_, let location, _) = $0.kind { return "\(location)".contains("swift-sdk") }
         return false
     }
 }

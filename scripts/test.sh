@@ -177,7 +177,8 @@ unsanitized+='|KeyringCLITests|FileTokenStoreCrashTests|SandboxRefreshTests/four
 unsanitized+='|GoogleLoginTests/(everyCommandAtTraceLevelPrintsNoTokenAndNoSecret|googleLoginSignsInRefreshesAndRevokesAtLogout)'
 # NativeAuthPostgres and postgres-nio are left out of the sanitizer builds altogether (Package.swift):
 # its suite needs the real database and ran above.
-export NATIVEAUTH_WITHOUT_POSTGRES=1 NATIVEAUTH_WITHOUT_EXECUTABLES=1
+# NativeAuthMCP and the MCP Swift SDK likewise: its test runs the sample CLI, above.
+export NATIVEAUTH_WITHOUT_POSTGRES=1 NATIVEAUTH_WITHOUT_EXECUTABLES=1 NATIVEAUTH_WITHOUT_MCP=1
 log "the test suite under ThreadSanitizer"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 # One known false positive is suppressed (scripts/lib/tsan-suppressions.txt says which and why).
@@ -192,7 +193,7 @@ log "the test suite under AddressSanitizer"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 logged_test timeout --kill-after=30 1200 \
     swift test --skip-build --sanitize=address --scratch-path .build-asan --skip "$unsanitized"
-unset NATIVEAUTH_WITHOUT_POSTGRES NATIVEAUTH_WITHOUT_EXECUTABLES
+unset NATIVEAUTH_WITHOUT_POSTGRES NATIVEAUTH_WITHOUT_EXECUTABLES NATIVEAUTH_WITHOUT_MCP
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
 nativeauth="$(swift build --show-bin-path)/nativeauth-demo"
@@ -238,7 +239,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
         --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters --target NativeAuthURLSession \
         --target NativeAuthKeyring --target NativeAuthPostgres --target NativeAuthAWS \
-        --target NativeAuthTesting \
+        --target NativeAuthTesting --target NativeAuthMCP \
         --warnings-as-errors >"$docs_log" 2>&1 || {
         grep -E 'warning:|error:' "$docs_log" | grep -v -E 'prohibited flag|unhandled; explicitly' >&2
         echo "the documentation did not build; the full log: $docs_log" >&2
@@ -298,6 +299,6 @@ bash scripts/check-scaffold.sh
 # Unoptimized, in the AddressSanitizer build directory above (its C modules are reused): a quarter of
 # an hour less than an optimized build, and enough runs for a smoke test.
 log "fuzzing each parser of untrusted input for 15 s (scripts/fuzz; longer runs: Fuzz/RUNS.md)"
-NATIVEAUTH_WITHOUT_POSTGRES=1 scripts/fuzz --seconds 15 --debug
+NATIVEAUTH_WITHOUT_POSTGRES=1 NATIVEAUTH_WITHOUT_MCP=1 scripts/fuzz --seconds 15 --debug
 
 log "all checks passed"

@@ -88,6 +88,50 @@ struct MCPServerTests {
         #expect(log.filter { $0.hasPrefix("token refresh_token ") }.count == 2, "one refresh for 8 processes: \(log)")
         #expect(log.filter { $0 == "tool echo" }.count == 1, "\(log)")
     }
+
+    /// The MCP Swift SDK's own client and HTTP transport (Samples/MCPClient), authorized by
+    /// NativeAuthMCP, against the Python SDK's server: one sign-in, then other processes reuse it,
+    /// and 4 processes after the token expired make one refresh.
+    @Test func theSwiftSDKsClientIsAuthorizedByNativeAuthMCP() async throws {
+        let (server, url) = try await start()
+        let directory = try TemporaryDirectory()
+        let sample = cliPath("mcp-client-sample")
+        let store = ["--store", directory.path + "/store"]
+        let first = try await run(
+            sample, [url, "--call", "echo", "--text", "hello from Swift"] + store,
+            environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(
+            first.stdout.contains("server: nativeauth-test") && first.stdout.contains("tool: echo"), "\(first.stdout)")
+        #expect(first.stdout.contains("result: hello from Swift"), "\(first.stdout)")
+
+        let tokens = FileTokenStore(directory: directory.path + "/store")
+        let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
+        var held = try #require(try tokens.load(key))
+        held.expiresAt = Date(timeIntervalSinceNow: -30)
+        for index in held.resourceTokens.indices {
+            held.resourceTokens[index].expiresAt = Date(timeIntervalSinceNow: -30)
+        }
+        try #require(!held.resourceTokens.isEmpty)
+        try tokens.save(held, for: key)
+        let arguments = [url] + store
+        let parallel = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+            for _ in 0..<4 { group.addTask { try await run(sample, arguments) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(parallel.allSatisfy { $0.status == 0 && $0.stdout.contains("tool: echo") }, "\(parallel.map(\.stderr))")
+        let records = try FileKnownResourceStore(directory: directory.path + "/store").knownResources()
+        #expect(records.map(\.resource.absoluteString) == [url], "\(records)")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("register ") }.count == 1, "\(log)")
+        #expect(log.filter { $0.hasPrefix("authorize ") }.count == 1, "one sign-in: \(log)")
+        #expect(log.first { $0.hasPrefix("authorize ") }?.contains("scope=mcp:tools resource=\(url)") == true, "\(log)")
+        // One refresh for the resource's token after the sign-in, one for the 4 processes.
+        #expect(log.filter { $0.hasPrefix("token refresh_token ") }.count == 2, "\(log)")
+        #expect(log.filter { $0 == "tool echo" }.count == 1, "\(log)")
+    }
 }
 
 /// Two MCP servers built from the official MCP Python SDK in its resource-server mode
