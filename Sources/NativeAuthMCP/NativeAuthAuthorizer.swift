@@ -89,6 +89,8 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
         var resource: URL?
         var scopes: [String] = []
         var issuer: URL?
+        /// The client id the app configured (kept with the record), `nil` for a registered client.
+        var configuredClientID: String?
         var token: String?
         var tokenType = "Bearer"
         var steppedUp: Set<String> = []
@@ -112,6 +114,7 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
             $0.resource = resource
             $0.issuer = authenticator.provider.configuration.issuer
             $0.scopes = authenticator.provider.configuration.scopes
+            $0.configuredClientID = authenticator.provider.configuration.clientID
         }
     }
 
@@ -181,6 +184,7 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
         guard let record = try await options.knownResources.knownResource(covering: endpoint) else { return nil }
         let authenticator = try await makeAuthenticator(
             issuer: record.issuer, resource: record.resource, scopes: record.scopes, clientID: record.clientID)
+        state.withLockedValue { $0.configuredClientID = record.clientID }
         return (
             adopt(authenticator, resource: record.resource, issuer: record.issuer, scopes: record.scopes),
             record.resource
@@ -286,7 +290,8 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
             guard let authenticator = state.authenticator, let resource = state.resource, let issuer = state.issuer
             else { return nil }
             return KnownResource(
-                resource: resource, issuer: issuer, account: authenticator.key.account, scopes: state.scopes)
+                resource: resource, issuer: issuer, account: authenticator.key.account, scopes: state.scopes,
+                clientID: state.configuredClientID)
         }
         if let record { try await options.knownResources.remember(record) }
     }
