@@ -22,6 +22,18 @@ struct MCPServerTests {
         return (server, "http://127.0.0.1:\(port)/mcp")
     }
 
+    /// Expires the sign-in's access token and each resource's, in the one sign-in `tokens` holds.
+    static func expireEveryToken(in tokens: FileTokenStore) throws {
+        let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
+        var held = try #require(try tokens.load(key))
+        held.expiresAt = Date(timeIntervalSinceNow: -30)
+        for index in held.resourceTokens.indices {
+            held.resourceTokens[index].expiresAt = Date(timeIntervalSinceNow: -30)
+        }
+        try #require(!held.resourceTokens.isEmpty)
+        try tokens.save(held, for: key)
+    }
+
     static func call(_ id: Int, _ method: String, _ params: String) -> String {
         #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#
     }
@@ -54,14 +66,7 @@ struct MCPServerTests {
 
         // The access tokens expired (the sign-in's and the resource's): 8 processes at once, one refresh.
         let tokens = FileTokenStore(directory: directory.path + "/store")
-        let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
-        var held = try #require(try tokens.load(key))
-        held.expiresAt = Date(timeIntervalSinceNow: -30)
-        for index in held.resourceTokens.indices {
-            held.resourceTokens[index].expiresAt = Date(timeIntervalSinceNow: -30)
-        }
-        try #require(!held.resourceTokens.isEmpty)
-        try tokens.save(held, for: key)
+        try Self.expireEveryToken(in: tokens)
         let list = Self.call(3, "tools/list", "{}")
         let cli = cli
         let arguments = ["api", url, "-X", "POST"] + accept + ["-d", list] + store
@@ -106,14 +111,7 @@ struct MCPServerTests {
         #expect(first.stdout.contains("result: hello from Swift"), "\(first.stdout)")
 
         let tokens = FileTokenStore(directory: directory.path + "/store")
-        let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
-        var held = try #require(try tokens.load(key))
-        held.expiresAt = Date(timeIntervalSinceNow: -30)
-        for index in held.resourceTokens.indices {
-            held.resourceTokens[index].expiresAt = Date(timeIntervalSinceNow: -30)
-        }
-        try #require(!held.resourceTokens.isEmpty)
-        try tokens.save(held, for: key)
+        try Self.expireEveryToken(in: tokens)
         let arguments = [url] + store
         let parallel = try await withThrowingTaskGroup(of: CommandResult.self) { group in
             for _ in 0..<4 { group.addTask { try await run(sample, arguments) } }
