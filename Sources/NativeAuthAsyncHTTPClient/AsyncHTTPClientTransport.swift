@@ -153,31 +153,27 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let proxy = client == nil ? try configuration.proxy.proxy(for: url) : nil
         let client = try client(proxy: proxy)
 
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(request.headerFields.count + 1)
-        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
-        if request.headerFields[.userAgent] == nil { headers.add(name: "User-Agent", value: configuration.userAgent) }
-        let outbound: HTTPClient.Request
-        do {
-            outbound = try HTTPClient.Request(
-                url: url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers,
-                body: body.map { .bytes($0) })
-        } catch {
-            throw AuthError(.configurationInvalid, "the request to \(host) cannot be sent", underlying: error)
+        var outbound = HTTPClientRequest(url: url.absoluteString)
+        outbound.method = HTTPMethod(rawValue: request.method.rawValue)
+        outbound.headers.reserveCapacity(request.headerFields.count + 1)
+        for field in request.headerFields { outbound.headers.add(name: field.name.rawName, value: field.value) }
+        if request.headerFields[.userAgent] == nil {
+            outbound.headers.add(name: "User-Agent", value: configuration.userAgent)
         }
+        // The async API writes a body of known bytes in the same event-loop turn as the head, so a
+        // server that answers (401, 403) before reading the body gets the whole request anyway;
+        // the older delegate API could write it after that answer began and fail the exchange
+        // with `bodyLengthMismatch` (the MCP SDK's servers answer that early).
+        if let body { outbound.body = .bytes(ByteBuffer(bytes: body)) }
 
         let started = NIODeadline.now()
-        let task = client.execute(
-            request: outbound,
-            delegate: ResponseAccumulator(request: outbound, maxBodySize: configuration.maxResponseBytes),
-            deadline: started + TimeAmount(configuration.timeout))
-        let received: HTTPClient.Response
+        let deadline = started + TimeAmount(configuration.timeout)
+        let received: HTTPClientResponse
+        let collected: ByteBuffer
         do {
-            received = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
-            }
+            // AsyncHTTPClient's deadline ends with the head; the body is read under the same one.
+            received = try await client.execute(outbound, deadline: deadline)
+            collected = try await Self.collect(received.body, upTo: configuration.maxResponseBytes, by: deadline)
         } catch {
             throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
         }
@@ -190,7 +186,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 hint: "give the transport an HTTPClient with redirectConfiguration: .disallow")
         }
         let response = HTTPResponse(received)
-        let data = received.body.map { Data($0.readableBytesView) } ?? Data()
+        let data = Data(collected.readableBytesView)
         logger.debug(
             "HTTP exchange",
             metadata: [
@@ -205,6 +201,24 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             ]
         )
         return (response, data)
+    }
+
+    /// The whole of `body`, refused once it passes `limit` bytes (by its `Content-Length` at once)
+    /// and once `deadline` passes: reading stops, and the connection is closed.
+    private static func collect(
+        _ body: HTTPClientResponse.Body, upTo limit: Int, by deadline: NIODeadline
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                let left = deadline - NIODeadline.now()
+                try await Task.sleep(for: .nanoseconds(max(0, left.nanoseconds)))
+                throw HTTPClientError.deadlineExceeded
+            }
+            defer { group.cancelAll() }
+            guard let buffer = try await group.next() else { throw HTTPClientError.deadlineExceeded }
+            return buffer
+        }
     }
 
     /// The error for a request that got no response, naming the host and the proxy (never a URL's
@@ -239,7 +253,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 break
             }
         }
-        if error is ResponseAccumulator.ResponseTooBigError {
+        if error is NIOTooManyBytesError {
             return AuthError(
                 .responseTooLarge,
                 "the answer from \(host) is larger than the limit of \(configuration.maxResponseBytes) bytes; it was not read",
@@ -263,7 +277,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
 extension HTTPResponse {
     /// The response AsyncHTTPClient received, in swift-http-types' terms.
-    fileprivate init(_ received: HTTPClient.Response) {
+    fileprivate init(_ received: HTTPClientResponse) {
         var fields = HTTPFields()
         fields.reserveCapacity(received.headers.count)
         for (name, value) in received.headers {
@@ -310,7 +324,9 @@ private enum NetworkFailure {
         if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
             return "the connection was closed"
         }
-        return "the connection failed"
+        // Which failure it was, by its type's fixed wording (never the text of an answer).
+        if let error = error as? HTTPClientError { return "the connection failed (\(error))" }
+        return "the connection failed (\(type(of: error)))"
     }
 }
 

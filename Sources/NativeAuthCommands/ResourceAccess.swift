@@ -108,8 +108,16 @@ extension CommandOptions {
         } else if configuredIssuer(environment: environment) == nil, let clientID = target.clientID {
             settings[Setting.clientID.key] = clientID
         }
+        // Registered for every scope the resource lists (and those asked for), so that a later
+        // step-up to one of them is a sign-in, not a registration anew.
+        var registration = target.scopes
+        for scope in (flag(.scope) ?? "").split(separator: " ").map(String.init) where !registration.contains(scope) {
+            registration.append(scope)
+        }
         do {
-            return try await prepare(settings: settings, environment: environment, use: .describe, registers: true)
+            return try await prepare(
+                settings: settings, environment: environment, use: .describe, registers: true,
+                registrationScopes: registration)
         } catch var error as AuthError where error.code == .registrationFailed {
             error.message =
                 "the API's authorization server is \(Redaction.scrubURL(target.issuer.absoluteString)); "
@@ -131,6 +139,7 @@ extension CommandOptions {
         _ request: HTTPRequest,
         body: Data?,
         to target: ResourceTarget,
+        stepUp: Bool = false,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (HTTPResponse, Data) {
         let prepared = try await prepare(for: target, environment: environment)
@@ -152,40 +161,94 @@ extension CommandOptions {
             configuredIssuer(environment: environment)?.absoluteString == target.issuer.absoluteString
             ? configured(.clientID, environment: environment) : nil
         let clientID = target.clientID ?? configuredClient
-        func remember(_ account: String, _ answer: (HTTPResponse, Data)) async throws -> (HTTPResponse, Data) {
-            // A resource that refuses its own fresh token is not worth remembering.
-            if answer.0.status.code != 401 {
-                try await records.remember(
-                    KnownResource(
-                        resource: resource, issuer: target.issuer, account: account, scopes: target.scopes,
-                        clientID: clientID))
-            }
-            return answer
-        }
         let shown = Redaction.scrubURL(resource.absoluteString)
         let held = try await accounts.authenticator(for: first).currentTokens() != nil
-        if held {
+        /// The account the request was last sent under.
+        var used = first
+        func answer(under name: String) async throws -> (HTTPResponse, Data) {
+            used = name
+            return try await accounts.authenticator(for: name).send(request, body: body, for: resource)
+        }
+        /// The answer under the sign-in tried first, or `nil` when it does not cover the resource.
+        func underHeldSignIn() async throws -> (HTTPResponse, Data)? {
+            guard held else { return nil }
             do {
-                return try await remember(
-                    first, try await accounts.authenticator(for: first).send(request, body: body, for: resource))
+                return try await answer(under: first)
             } catch let error as AuthError
                 where error.isLoginRequired || ["invalid_target", "invalid_scope"].contains(error.oauthError ?? "")
             {
                 CommandSupport.notice("the sign-in of account \(first) does not cover \(shown): \(error.message)")
+                return nil
             }
         }
-        CommandSupport.notice(
-            "\(shown) takes tokens from \(Redaction.scrubURL(target.issuer.absoluteString)): signing in there for it")
-        let account: String
-        if let chosen {
-            account = try await TokenSupply.browserSignIn(prepared, into: chosen)
-        } else if held {
-            account = try await TokenSupply.browserSignIn(prepared, into: target.ownAccountName)
-        } else {
-            account = try await TokenSupply.browserSignIn(prepared).account
+        /// The answer under the sign-in tried first, else under a new one.
+        func signedInAnswer() async throws -> (HTTPResponse, Data) {
+            if let covered = try await underHeldSignIn() { return covered }
+            CommandSupport.notice(
+                "\(shown) takes tokens from \(Redaction.scrubURL(target.issuer.absoluteString)): signing in there for it"
+            )
+            if let chosen {
+                return try await answer(under: try await TokenSupply.browserSignIn(prepared, into: chosen))
+            } else if held {
+                return try await answer(
+                    under: try await TokenSupply.browserSignIn(prepared, into: target.ownAccountName))
+            }
+            return try await answer(under: try await TokenSupply.browserSignIn(prepared).account)
         }
-        return try await remember(
-            account, try await accounts.authenticator(for: account).send(request, body: body, for: resource))
+        var scopes = target.scopes
+        let result: (HTTPResponse, Data)
+        do {
+            result = try await signedInAnswer()
+        } catch let error as AuthError where stepUp && error.code == .insufficientScope {
+            // A 403 insufficient_scope: one more sign-in for the scopes it lacks, and the request once more.
+            guard
+                let widened = try await steppedUp(
+                    missing: error.missingScopes, target: target, account: used, prepared: prepared)
+            else { throw error }
+            scopes = widened
+            do {
+                result = try await answer(under: used)
+            } catch var again as AuthError where again.code == .insufficientScope {
+                again.message +=
+                    "; still refused after a sign-in for \(widened.joined(separator: " ")), not asking again"
+                throw again
+            }
+        }
+        // A resource that refuses its own fresh token is not worth remembering.
+        if result.0.status.code != 401 {
+            try await records.remember(
+                KnownResource(
+                    resource: resource, issuer: target.issuer, account: used, scopes: scopes, clientID: clientID))
+        }
+        return result
+    }
+
+    /// After a 403 `insufficient_scope` (RFC 6750 §3.1, `missing`: the scopes its challenge
+    /// named): the person signs in again, into the same account, for the scopes it holds and
+    /// those the challenge names, else those the resource's
+    /// metadata lists (a challenge that names none, as the MCP SDKs' servers send); the resource's
+    /// token is dropped, so that the next is asked for under the wider sign-in. Returns the scopes
+    /// asked for, or `nil` when the sign-in lacks none of them: never a loop.
+    private func steppedUp(
+        missing named: [String]?, target: ResourceTarget, account: String, prepared: PreparedAccount
+    ) async throws -> [String]? {
+        let authenticator = prepared.accounts.authenticator(for: account)
+        let held = try await authenticator.currentTokens()?.scopes ?? []
+        let asked = named ?? target.scopes
+        let missing = asked.filter { !held.contains($0) }
+        guard !missing.isEmpty else { return nil }
+        let union = held + missing
+        CommandSupport.notice(
+            "\(Redaction.scrubURL(target.resource.absoluteString)) wants the scope \(missing.joined(separator: " ")):"
+                + " signing in again for \(union.joined(separator: " "))")
+        let port = prepared.authenticator.provider.configuration.loopbackRedirectPort ?? 0
+        let presenter = LoopbackPresenter(
+            configuration: .init(port: port, timeout: .seconds(300), opener: SystemBrowserOpener()))
+        _ = try await CommandSupport.cancellingOnSignals {
+            try await authenticator.login(presenter: presenter, scopes: union)
+        }
+        _ = try await authenticator.lifecycle.removeResourceTokens(for: target.resource)
+        return union
     }
 }
 
@@ -224,7 +287,6 @@ enum KnownResourceStatus {
     /// The kept token of each record, by resource: from the sign-in of its account at its issuer
     /// (whichever client signed in there).
     static func tokens(of records: [KnownResource], in store: any TokenStore) async throws -> [String: ResourceToken] {
-        guard !records.isEmpty else { return [:] }
         let keys = try await store.keys()
         var found: [String: ResourceToken] = [:]
         for record in records {

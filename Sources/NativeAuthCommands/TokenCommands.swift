@@ -286,8 +286,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         name: .customLong("step-up"),
         help: ArgumentHelp(
             "When the API asks for a stronger or more recent sign-in (RFC 9470, or a claims challenge), or for a"
-                + " scope it names (403 insufficient_scope), sign in again in the browser as it asks (with the scopes"
-                + " held and those), and send the request once more."))
+                + " scope it names (403 insufficient_scope; for an API found by its metadata, the scopes it lists when"
+                + " it names none), sign in again in the browser as it asks (with the scopes held and those), and send"
+                + " the request once more."))
     var stepUp = false
 
     @Flag(
@@ -303,7 +304,6 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public init() {}
 
     public func validate() throws {
-        guard !(stepUp && discover) else { throw ValidationError("--step-up and --discover go separately") }
         try http.validate()
     }
 
@@ -322,7 +322,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             {
                 // An API found before: its server, account and scopes are known; only the URL is needed.
                 let (request, payload) = try http.request(for: absolute)
-                (response, body) = try await options.send(request, body: payload, to: ResourceTarget(known))
+                (response, body) = try await options.send(
+                    request, body: payload, to: ResourceTarget(known), stepUp: stepUp)
             } else if override == nil, absolute != nil, options.configuredIssuer() == nil {
                 // Nothing configured but the API's URL: its 401 names the server (as --discover).
                 (response, body) = try await discovered()
@@ -418,7 +419,8 @@ extension APICommand {
         let scopes =
             challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported
         return try await options.send(
-            request, body: payload, to: ResourceTarget(resource: metadata.resource, issuer: issuer, scopes: scopes))
+            request, body: payload, to: ResourceTarget(resource: metadata.resource, issuer: issuer, scopes: scopes),
+            stepUp: stepUp)
     }
 
     /// Whether the person trusts the authorization server `issuer`, which is not the configured

@@ -146,15 +146,17 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
     ///   - use: How the command uses the selected account.
     ///   - registers: Whether `--register-client` may register the client now; default: unless the
     ///     command only describes (a kept registration is used then, and none made).
+    ///   - registrationScopes: The scopes to register the client for; default: the configuration's.
     func prepare(
         settings: [String: String] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         use: AccountUse = .act,
-        registers: Bool? = nil
+        registers: Bool? = nil,
+        registrationScopes: [String]? = nil
     ) async throws -> Prepared {
         try await open(
             configure(settings: settings, environment: environment), environment: environment, use: use,
-            registers: registers ?? (use != .describe))
+            registers: registers ?? (use != .describe), registrationScopes: registrationScopes)
     }
 
     /// Opens the storage of `configured` and picks the account.
@@ -162,7 +164,8 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
         _ configured: Configured,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         use: AccountUse,
-        registers: Bool
+        registers: Bool,
+        registrationScopes: [String]? = nil
     ) async throws -> Prepared {
         let resolved = configured.resolved
         let selection = configured.selection
@@ -176,7 +179,9 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
             logger: logger
         )
         if resolved.configuration.registersClient {
-            base = try await Self.registered(base, registers: registers, environment: environment)
+            base = try await Self.registered(
+                base, registers: registers, scopes: registrationScopes ?? base.provider.configuration.scopes,
+                environment: environment)
         }
         let accounts = Accounts(base, active: storage.activeAccounts)
         let account = try await Self.account(selection.account, of: accounts, use: use)
@@ -189,9 +194,8 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
     /// with a notice when it was registered now; without `registers`, a registration that was
     /// kept is used, and none made.
     private static func registered(
-        _ base: Authenticator, registers: Bool, environment: [String: String]
+        _ base: Authenticator, registers: Bool, scopes: [String], environment: [String: String]
     ) async throws -> Authenticator {
-        let scopes = base.provider.configuration.scopes
         // One loopback port, registered exactly: servers that match redirect URIs exactly (the
         // MCP SDK's) take it, and the others take it as any port. A kept registration keeps its own.
         let client = ClientMetadata(

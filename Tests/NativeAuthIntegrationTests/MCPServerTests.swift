@@ -15,8 +15,9 @@ struct MCPServerTests {
     let accept = ["-H", "Accept: application/json, text/event-stream"]
 
     /// The SDK's server, and its MCP endpoint.
-    func start() async throws -> (RunningCommand, String) {
-        let server = try RunningCommand(CloudTools.python, [repositoryRoot.path + "/scripts/mcp-server/server.py"])
+    func start(_ arguments: [String] = []) async throws -> (RunningCommand, String) {
+        let server = try RunningCommand(
+            CloudTools.python, [repositoryRoot.path + "/scripts/mcp-server/server.py"] + arguments)
         let line = try await server.line { $0.hasPrefix("port: ") }
         let port = try #require(Int(line.dropFirst("port: ".count)))
         return (server, "http://127.0.0.1:\(port)/mcp")
@@ -92,6 +93,35 @@ struct MCPServerTests {
         // One refresh for the resource's token after the sign-in, one for the 8 processes.
         #expect(log.filter { $0.hasPrefix("token refresh_token ") }.count == 2, "one refresh for 8 processes: \(log)")
         #expect(log.filter { $0 == "tool echo" }.count == 1, "\(log)")
+    }
+
+    /// A server whose every request needs two scopes, and a sign-in that asked for one (`--scope`):
+    /// its 403 `insufficient_scope` names no scope (the SDK's way), so `--step-up` signs in once more
+    /// for the scopes its metadata lists, with the registration made for all of them; the call
+    /// goes through, and later calls need no browser.
+    @Test func aNarrowerSignInStepsUpToTheScopesTheMetadataLists() async throws {
+        let (server, url) = try await start(["--scopes", "mcp:tools mcp:admin"])
+        let directory = try TemporaryDirectory()
+        let store = ["--store", directory.path + "/store"]
+        let list = Self.call(1, "tools/list", "{}")
+        let browser = ["BROWSER": redirectFollowingBrowser]
+        let narrow = try await run(
+            cli, ["api", url, "--scope", "mcp:tools", "-X", "POST"] + accept + ["-d", list] + store,
+            environment: browser)
+        #expect(narrow.status == 1 && narrow.stderr.contains("HTTP 403"), "\(narrow.stderr)")
+        let widened = try await run(
+            cli, ["api", url, "--step-up", "-X", "POST"] + accept + ["-d", list] + store, environment: browser)
+        #expect(widened.status == 0 && widened.stdout.contains(#""echo""#), "\(widened.stderr)")
+        #expect(widened.stderr.contains("wants the scope mcp:admin"), "\(widened.stderr)")
+        let later = try await run(cli, ["api", url, "-X", "POST"] + accept + ["-d", list] + store)
+        #expect(later.status == 0 && later.stdout.contains(#""echo""#), "\(later.stderr)")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("register ") }.count == 1, "registered once, for both scopes: \(log)")
+        let signIns = log.filter { $0.hasPrefix("authorize ") }
+        #expect(signIns.count == 2, "the sign-in and one step-up: \(log)")
+        #expect(signIns.last?.contains("scope=mcp:tools mcp:admin resource=\(url)") == true, "\(log)")
     }
 
     /// The MCP Swift SDK's own client and HTTP transport (Samples/MCPClient), authorized by

@@ -5,7 +5,10 @@ metadata, /authorize, /token, /register, /revoke) and its protected resource met
 with 401 challenges. Only the glue the SDK asks an application to write is here: an in-memory
 provider that approves every authorization at once (no consent page), and one tool.
 
-    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N]
+    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"]
+
+--scopes: the scopes every MCP request needs (default `mcp:tools`); the SDK answers a token that
+lacks one with 403 `insufficient_scope` naming no scope, and its metadata lists them all.
 
 The first line on stderr is `port: N`; the MCP endpoint is http://127.0.0.1:N/mcp and the
 issuer http://127.0.0.1:N. Then one line per event on stderr: `register CLIENT_ID`,
@@ -35,7 +38,6 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, Re
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-SCOPES = ["mcp:tools"]
 
 
 def note(line):
@@ -119,7 +121,9 @@ class ApprovingProvider:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--access-token-seconds", type=int, default=3600)
+    parser.add_argument("--scopes", default="mcp:tools")
     arguments = parser.parse_args()
+    scopes = arguments.scopes.split()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     # Listening before the port is printed: a client that connects at once is queued, not refused.
@@ -134,9 +138,9 @@ def main():
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
             validate_token_resource=True,
-            required_scopes=SCOPES,
+            required_scopes=scopes,
             client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES),
+                enabled=True, valid_scopes=scopes, default_scopes=scopes),
             revocation_options=RevocationOptions(enabled=True),
         ),
     )
