@@ -139,7 +139,7 @@ extension CommandOptions {
         _ request: HTTPRequest,
         body: Data?,
         to target: ResourceTarget,
-        stepUp: Bool = false,
+        stepUp: StepUpConsent = .never,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (HTTPResponse, Data) {
         let prepared = try await prepare(for: target, environment: environment)
@@ -199,11 +199,13 @@ extension CommandOptions {
         let result: (HTTPResponse, Data)
         do {
             result = try await signedInAnswer()
-        } catch let error as AuthError where stepUp && error.code == .insufficientScope {
+        } catch let error as AuthError where error.code == .insufficientScope {
             // A 403 insufficient_scope: one more sign-in for the scopes it lacks, and the request once more.
-            guard
+            let port = prepared.authenticator.provider.configuration.loopbackRedirectPort ?? 0
+            guard let presenter = stepUp.presenter(port: port),
                 let widened = try await steppedUp(
-                    missing: error.missingScopes, target: target, account: used, prepared: prepared)
+                    missing: error.missingScopes, target: target, account: used, prepared: prepared,
+                    presenter: presenter)
             else { throw error }
             scopes = widened
             do {
@@ -230,7 +232,8 @@ extension CommandOptions {
     /// token is dropped, so that the next is asked for under the wider sign-in. Returns the scopes
     /// asked for, or `nil` when the sign-in lacks none of them: never a loop.
     private func steppedUp(
-        missing named: [String]?, target: ResourceTarget, account: String, prepared: PreparedAccount
+        missing named: [String]?, target: ResourceTarget, account: String, prepared: PreparedAccount,
+        presenter: any UserAgentPresenter
     ) async throws -> [String]? {
         let authenticator = prepared.accounts.authenticator(for: account)
         let held = try await authenticator.currentTokens()?.scopes ?? []
@@ -241,9 +244,6 @@ extension CommandOptions {
         CommandSupport.notice(
             "\(Redaction.scrubURL(target.resource.absoluteString)) wants the scope \(missing.joined(separator: " ")):"
                 + " signing in again for \(union.joined(separator: " "))")
-        let port = prepared.authenticator.provider.configuration.loopbackRedirectPort ?? 0
-        let presenter = LoopbackPresenter(
-            configuration: .init(port: port, timeout: .seconds(300), opener: SystemBrowserOpener()))
         _ = try await CommandSupport.cancellingOnSignals {
             try await authenticator.login(presenter: presenter, scopes: union)
         }
@@ -287,6 +287,7 @@ enum KnownResourceStatus {
     /// The kept token of each record, by resource: from the sign-in of its account at its issuer
     /// (whichever client signed in there).
     static func tokens(of records: [KnownResource], in store: any TokenStore) async throws -> [String: ResourceToken] {
+        guard !records.isEmpty else { return [:] }
         let keys = try await store.keys()
         var found: [String: ResourceToken] = [:]
         for record in records {

@@ -288,7 +288,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             "When the API asks for a stronger or more recent sign-in (RFC 9470, or a claims challenge), or for a"
                 + " scope it names (403 insufficient_scope; for an API found by its metadata, the scopes it lists when"
                 + " it names none), sign in again in the browser as it asks (with the scopes held and those), and send"
-                + " the request once more."))
+                + " the request once more. Without it the tool asks first on a terminal, and otherwise prints the"
+                + " refusal."))
     var stepUp = false
 
     @Flag(
@@ -323,7 +324,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 // An API found before: its server, account and scopes are known; only the URL is needed.
                 let (request, payload) = try http.request(for: absolute)
                 (response, body) = try await options.send(
-                    request, body: payload, to: ResourceTarget(known), stepUp: stepUp)
+                    request, body: payload, to: ResourceTarget(known), stepUp: consent)
             } else if override == nil, absolute != nil, options.configuredIssuer() == nil {
                 // Nothing configured but the API's URL: its 401 names the server (as --discover).
                 (response, body) = try await discovered()
@@ -350,11 +351,9 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 let (request, payload) = try http.request(for: url)
                 if let resource = try options.singleResource() {
                     (response, body) = try await authenticator.send(request, body: payload, for: resource)
-                } else if stepUp {
-                    let presenter = LoopbackPresenter(
-                        configuration: .init(
-                            port: authenticator.provider.configuration.loopbackRedirectPort ?? 0,
-                            timeout: .seconds(300), opener: SystemBrowserOpener()))
+                } else if let presenter = consent.presenter(
+                    port: authenticator.provider.configuration.loopbackRedirectPort ?? 0)
+                {
                     (response, body) = try await authenticator.send(request, body: payload, stepUpWith: presenter)
                 } else {
                     (response, body) = try await authenticator.send(request, body: payload)
@@ -378,6 +377,10 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
 extension APICommand {
     private var logger: Logger { CommandSupport.makeLogger(label: Tool.toolName) }
+
+    /// Whether a refusal for want of a scope or a stronger sign-in leads to a sign-in again:
+    /// `--step-up`, else a yes on the terminal.
+    private var consent: StepUpConsent { .of(flag: stepUp, bodyFromStandardInput: http.data == "@-") }
 
     /// `--discover`: the target asked without a token; on a 401, its protected resource metadata
     /// names the authorization server, where the person signs in (in the browser, once: the tokens
@@ -420,7 +423,7 @@ extension APICommand {
             challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported
         return try await options.send(
             request, body: payload, to: ResourceTarget(resource: metadata.resource, issuer: issuer, scopes: scopes),
-            stepUp: stepUp)
+            stepUp: consent)
     }
 
     /// Whether the person trusts the authorization server `issuer`, which is not the configured

@@ -96,32 +96,56 @@ struct MCPServerTests {
     }
 
     /// A server whose every request needs two scopes, and a sign-in that asked for one (`--scope`):
-    /// its 403 `insufficient_scope` names no scope (the SDK's way), so `--step-up` signs in once more
-    /// for the scopes its metadata lists, with the registration made for all of them; the call
-    /// goes through, and later calls need no browser.
-    @Test func aNarrowerSignInStepsUpToTheScopesTheMetadataLists() async throws {
+    /// its 403 `insufficient_scope` names no scope (the SDK's way). Without a terminal the refusal
+    /// is the answer; on a terminal the tool asks, and no leaves it at that; yes signs in once more
+    /// for the scopes its metadata lists, with the registration made for all of them: the call goes
+    /// through, and later calls need no browser.
+    @Test func aNarrowerSignInStepsUpToTheScopesTheMetadataListsWhenThePersonSaysYes() async throws {
         let (server, url) = try await start(["--scopes", "mcp:tools mcp:admin"])
         let directory = try TemporaryDirectory()
         let store = ["--store", directory.path + "/store"]
         let list = Self.call(1, "tools/list", "{}")
         let browser = ["BROWSER": redirectFollowingBrowser]
-        let narrow = try await run(
-            cli, ["api", url, "--scope", "mcp:tools", "-X", "POST"] + accept + ["-d", list] + store,
-            environment: browser)
+        let arguments = ["api", url, "-X", "POST"] + accept + ["-d", list] + store
+        let narrow = try await run(cli, arguments + ["--scope", "mcp:tools"], environment: browser)
         #expect(narrow.status == 1 && narrow.stderr.contains("HTTP 403"), "\(narrow.stderr)")
-        let widened = try await run(
-            cli, ["api", url, "--step-up", "-X", "POST"] + accept + ["-d", list] + store, environment: browser)
-        #expect(widened.status == 0 && widened.stdout.contains(#""echo""#), "\(widened.stderr)")
-        #expect(widened.stderr.contains("wants the scope mcp:admin"), "\(widened.stderr)")
-        let later = try await run(cli, ["api", url, "-X", "POST"] + accept + ["-d", list] + store)
+        let pty = repositoryRoot.path + "/scripts/lib/pty_run.py"
+        let no = try await run("/usr/bin/python3", [pty, "[y/N]", "n", cli] + arguments, environment: browser)
+        #expect(no.status == 1 && no.stdout.contains("Sign in again in the browser? [y/N]"), "\(no.stdout)")
+        #expect(no.stdout.contains("no new sign-in") && no.stdout.contains("--step-up"), "\(no.stdout)")
+        let yes = try await run("/usr/bin/python3", [pty, "[y/N]", "y", cli] + arguments, environment: browser)
+        #expect(yes.status == 0 && yes.stdout.contains(#""echo""#), "\(yes.stdout)")
+        #expect(yes.stdout.contains("wants the scope mcp:admin"), "\(yes.stdout)")
+        let later = try await run(cli, arguments)
         #expect(later.status == 0 && later.stdout.contains(#""echo""#), "\(later.stderr)")
 
         server.stop()
         let log = await server.finish().stderr.split(separator: "\n")
         #expect(log.filter { $0.hasPrefix("register ") }.count == 1, "registered once, for both scopes: \(log)")
         let signIns = log.filter { $0.hasPrefix("authorize ") }
-        #expect(signIns.count == 2, "the sign-in and one step-up: \(log)")
+        #expect(signIns.count == 2, "the sign-in and one step-up (none after no): \(log)")
         #expect(signIns.last?.contains("scope=mcp:tools mcp:admin resource=\(url)") == true, "\(log)")
+    }
+
+    /// A server that keeps refusing (its authorization server grants less than asked, as RFC 6749
+    /// §3.3 allows): `--step-up` signs in once more, without a question, and then stops with a clear
+    /// error instead of asking again.
+    @Test func aServerThatKeepsRefusingGetsOneStepUpThenAClearError() async throws {
+        let (server, url) = try await start(["--scopes", "mcp:tools mcp:admin", "--grants", "mcp:tools"])
+        let directory = try TemporaryDirectory()
+        let list = Self.call(1, "tools/list", "{}")
+        let refused = try await run(
+            cli,
+            ["api", url, "--step-up", "-X", "POST"] + accept + ["-d", list, "--store", directory.path + "/store"],
+            environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("still refused after a sign-in for mcp:tools mcp:admin, not asking again"),
+            "\(refused.stderr)")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("authorize ") }.count == 2, "the sign-in and one step-up: \(log)")
     }
 
     /// The MCP Swift SDK's own client and HTTP transport (Samples/MCPClient), authorized by

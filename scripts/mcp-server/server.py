@@ -5,10 +5,12 @@ metadata, /authorize, /token, /register, /revoke) and its protected resource met
 with 401 challenges. Only the glue the SDK asks an application to write is here: an in-memory
 provider that approves every authorization at once (no consent page), and one tool.
 
-    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"]
+    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"] [--grants "A"]
 
 --scopes: the scopes every MCP request needs (default `mcp:tools`); the SDK answers a token that
 lacks one with 403 `insufficient_scope` naming no scope, and its metadata lists them all.
+--grants: the only scopes the authorization server grants, whatever is asked (RFC 6749 §3.3
+lets it grant less); default: all that are asked.
 
 The first line on stderr is `port: N`; the MCP endpoint is http://127.0.0.1:N/mcp and the
 issuer http://127.0.0.1:N. Then one line per event on stderr: `register CLIENT_ID`,
@@ -54,8 +56,8 @@ def record(*values):
 class ApprovingProvider:
     """The application's side of the SDK's authorization server, in memory, approving at once."""
 
-    def __init__(self, lifetime):
-        self.lifetime = lifetime
+    def __init__(self, lifetime, grants=None):
+        self.lifetime, self.grants = lifetime, grants
         self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
 
     async def get_client(self, client_id):
@@ -69,8 +71,9 @@ class ApprovingProvider:
     async def authorize(self, client, params: AuthorizationParams):
         code = "code-" + secrets.token_urlsafe(32)
         record(code)
+        granted = [scope for scope in params.scopes or [] if self.grants is None or scope in self.grants]
         self.codes[code] = AuthorizationCode(
-            code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
+            code=code, scopes=granted, expires_at=time.time() + 300, client_id=client.client_id,
             code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource,
             subject="mcp-user-alice")
@@ -122,6 +125,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--access-token-seconds", type=int, default=3600)
     parser.add_argument("--scopes", default="mcp:tools")
+    parser.add_argument("--grants")
     arguments = parser.parse_args()
     scopes = arguments.scopes.split()
     listener = socket.socket()
@@ -130,7 +134,8 @@ def main():
     listener.listen(128)
     port = listener.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    provider = ApprovingProvider(arguments.access_token_seconds)
+    provider = ApprovingProvider(
+        arguments.access_token_seconds, arguments.grants.split() if arguments.grants is not None else None)
     server = MCPServer(
         "nativeauth-test",
         auth_server_provider=provider,
