@@ -145,6 +145,23 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        try await exchange(request, body: body, streamingTo: nil)
+    }
+
+    /// Sends `request`; a successful answer's body goes to `sink` piece by piece as AsyncHTTPClient
+    /// reads it, with no size limit, and ``Configuration/timeout`` counts from the last piece (the
+    /// time `sink` takes does not count): a server-sent event stream may last as long as it sends.
+    /// The head must still come within ``Configuration/timeout``. A throw of `sink` ends the
+    /// exchange (the connection is closed) and comes out as it is.
+    public func send(_ request: HTTPRequest, body: Data?, streamingTo sink: @escaping ResponseBodySink)
+        async throws -> (HTTPResponse, Data)
+    {
+        try await exchange(request, body: body, streamingTo: sink)
+    }
+
+    private func exchange(_ request: HTTPRequest, body: Data?, streamingTo sink: ResponseBodySink?)
+        async throws -> (HTTPResponse, Data)
+    {
         guard let url = request.url else {
             throw AuthError(.configurationInvalid, "the request has no valid URL")
         }
@@ -169,11 +186,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let started = NIODeadline.now()
         let deadline = started + TimeAmount(configuration.timeout)
         let received: HTTPClientResponse
-        let collected: ByteBuffer
         do {
-            // AsyncHTTPClient's deadline ends with the head; the body is read under the same one.
-            received = try await client.execute(outbound, deadline: deadline)
-            collected = try await Self.collect(received.body, upTo: configuration.maxResponseBytes, by: deadline)
+            // The deadline is kept here rather than by AsyncHTTPClient, whose own deadline may still
+            // fire after the head came when this task resumes late (a busy process) and cut the
+            // body off; a body collected is read under the same deadline.
+            received = try await Self.within(deadline) { [outbound] in
+                try await client.execute(outbound, deadline: .distantFuture)
+            }
         } catch {
             throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
         }
@@ -186,7 +205,23 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 hint: "give the transport an HTTPClient with redirectConfiguration: .disallow")
         }
         let response = HTTPResponse(received)
-        let data = Data(collected.readableBytesView)
+        let data: Data
+        let bytes: Int
+        do {
+            if let sink, response.status.kind == .successful {
+                bytes = try await Self.forward(received.body, to: sink, idle: configuration.timeout)
+                data = Data()
+            } else {
+                let collected = try await Self.collect(
+                    received.body, upTo: configuration.maxResponseBytes, by: deadline)
+                data = Data(collected.readableBytesView)
+                bytes = data.count
+            }
+        } catch let failure as SinkFailure {
+            throw failure.error
+        } catch {
+            throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
+        }
         logger.debug(
             "HTTP exchange",
             metadata: [
@@ -196,7 +231,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 "path": "\(url.path)",
                 "proxy": "\(proxy.map(\.description) ?? "none")",
                 "status": "\(response.status.code)",
-                "bytes": "\(data.count)",
+                "bytes": "\(bytes)",
                 "ms": "\((NIODeadline.now() - started).nanoseconds / 1_000_000)",
             ]
         )
@@ -208,17 +243,68 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     private static func collect(
         _ body: HTTPClientResponse.Body, upTo limit: Int, by deadline: NIODeadline
     ) async throws -> ByteBuffer {
-        try await withThrowingTaskGroup(of: ByteBuffer.self) { group in
-            group.addTask { try await body.collect(upTo: limit) }
+        try await within(deadline) { try await body.collect(upTo: limit) }
+    }
+
+    /// What `operation` gives, unless `deadline` passes first: it is cancelled then, and
+    /// `HTTPClientError.deadlineExceeded` thrown.
+    private static func within<Value: Sendable>(
+        _ deadline: NIODeadline, _ operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await withThrowingTaskGroup(of: Value.self) { group in
+            group.addTask(operation: operation)
             group.addTask {
                 let left = deadline - NIODeadline.now()
                 try await Task.sleep(for: .nanoseconds(max(0, left.nanoseconds)))
                 throw HTTPClientError.deadlineExceeded
             }
             defer { group.cancelAll() }
-            guard let buffer = try await group.next() else { throw HTTPClientError.deadlineExceeded }
-            return buffer
+            guard let value = try await group.next() else { throw HTTPClientError.deadlineExceeded }
+            return value
         }
+    }
+
+    /// Hands each piece of `body` to `sink` as it arrives, until its end; fails with
+    /// ``StreamIdle`` when the server sends nothing for `idle` (the time in `sink` does not count),
+    /// and with ``SinkFailure`` when `sink` throws. Returns the number of bytes.
+    private static func forward(_ body: HTTPClientResponse.Body, to sink: @escaping ResponseBodySink, idle: Duration)
+        async throws -> Int
+    {
+        /// Since when the server is waited for; `nil` while `sink` has a piece.
+        let waitingSince = NIOLockedValueBox<ContinuousClock.Instant?>(.now)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                var count = 0
+                for try await piece in body {
+                    waitingSince.withLockedValue { $0 = nil }
+                    count += piece.readableBytes
+                    do { try await sink(Data(piece.readableBytesView)) } catch { throw SinkFailure(error: error) }
+                    waitingSince.withLockedValue { $0 = .now }
+                }
+                return count
+            }
+            group.addTask {
+                while true {
+                    guard let since = waitingSince.withLockedValue({ $0 }) else {
+                        try await Task.sleep(for: idle)
+                        continue
+                    }
+                    if ContinuousClock.now - since >= idle { throw StreamIdle() }
+                    try await Task.sleep(until: since + idle, clock: .continuous)
+                }
+            }
+            defer { group.cancelAll() }
+            guard let count = try await group.next() else { throw StreamIdle() }
+            return count
+        }
+    }
+
+    /// A streamed answer whose server sent nothing for the timeout.
+    struct StreamIdle: Error {}
+
+    /// What a sink threw, carried past the transport's mapping of errors.
+    private struct SinkFailure: Error {
+        let error: any Error
     }
 
     /// The error for a request that got no response, naming the host and the proxy (never a URL's
@@ -229,6 +315,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let timeout = configuration.timeout
         if error is CancellationError { return error }
         let via = proxy.map { " through the proxy \($0)" } ?? ""
+        if error is StreamIdle {
+            return AuthError(
+                .timeout, "the answer from \(host)\(via) stopped: nothing came for \(timeout.seconds) seconds",
+                isRetryable: true, underlying: error)
+        }
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled:

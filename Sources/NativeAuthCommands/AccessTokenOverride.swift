@@ -46,18 +46,22 @@ enum AccessTokenOverride {
     /// Sends `request` with the override, as `Authorization: Bearer`, to an `https` URL (or plain
     /// `http` to the loopback interface). A 401 is an error saying the given token was refused:
     /// there is nothing to refresh.
-    static func send(_ request: HTTPRequest, body payload: Data? = nil, token: String, transport: any HTTPTransport)
-        async throws -> (
-            HTTPResponse, Data
-        )
-    {
+    static func send(
+        _ request: HTTPRequest, body payload: Data? = nil, token: String, transport: any HTTPTransport,
+        streamingTo sink: ResponseBodySink? = nil
+    ) async throws -> (HTTPResponse, Data) {
         guard let url = request.url else {
             throw AuthError(.configurationInvalid, "the request has no URL", operation: .apiRequest)
         }
         try EndpointPolicy.validate(url)
         var authorized = request
         authorized.headerFields[.authorization] = "Bearer \(token)"
-        let (response, body) = try await transport.send(authorized, body: payload)
+        let (response, body) =
+            if let sink {
+                try await transport.send(authorized, body: payload, streamingTo: sink)
+            } else {
+                try await transport.send(authorized, body: payload)
+            }
         if response.status.code == 401 {
             throw AuthError(
                 .invalidToken, "the API refused the access token in \(variable) (HTTP 401); it is not refreshed",

@@ -140,6 +140,7 @@ extension CommandOptions {
         body: Data?,
         to target: ResourceTarget,
         stepUp: StepUpConsent = .never,
+        streamingTo sink: ResponseBodySink? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (HTTPResponse, Data) {
         let prepared = try await prepare(for: target, environment: environment)
@@ -167,7 +168,8 @@ extension CommandOptions {
         var used = first
         func answer(under name: String) async throws -> (HTTPResponse, Data) {
             used = name
-            return try await accounts.authenticator(for: name).send(request, body: body, for: resource)
+            return try await accounts.authenticator(for: name).send(
+                request, body: body, for: resource, streamingTo: sink)
         }
         /// The answer under the sign-in tried first, or `nil` when it does not cover the resource.
         func underHeldSignIn() async throws -> (HTTPResponse, Data)? {

@@ -257,7 +257,10 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "api", abstract: "Send an authorized request and print the response body.",
-            discussion: CommandSupport.overrideHelp)
+            discussion:
+                "A successful answer is printed as it arrives (a server-sent event stream event by event, to a"
+                + " terminal a line at a time); the timeout then counts from its last piece. Any other answer is"
+                + " printed whole, and the exit status is 1.\n\n" + CommandSupport.overrideHelp)
     }
 
     @OptionGroup var options: ToolOptions<Tool>
@@ -314,20 +317,24 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let body: Data
             // The provider's word on a refused call (Auth0: a token without an audience is opaque).
             var mapper: (any ErrorMapper)?
+            // A successful answer is printed as it arrives (an MCP server's event stream line by
+            // line); any other comes whole, to be acted on, and is printed after.
+            let printer = AnswerPrinter(raw: raw)
+            let sink: ResponseBodySink = { printer.write($0) }
             let override = try AccessTokenOverride.token()
             let absolute = try absoluteURL()
             if discover {
-                (response, body) = try await discovered()
+                (response, body) = try await discovered(streamingTo: sink)
             } else if override == nil, let absolute, try options.singleResource() == nil,
                 let known = try await options.knownResourceStore().knownResource(covering: absolute)
             {
                 // An API found before: its server, account and scopes are known; only the URL is needed.
                 let (request, payload) = try http.request(for: absolute)
                 (response, body) = try await options.send(
-                    request, body: payload, to: ResourceTarget(known), stepUp: consent)
+                    request, body: payload, to: ResourceTarget(known), stepUp: consent, streamingTo: sink)
             } else if override == nil, absolute != nil, options.configuredIssuer() == nil {
                 // Nothing configured but the API's URL: its 401 names the server (as --discover).
-                (response, body) = try await discovered()
+                (response, body) = try await discovered(streamingTo: sink)
             } else if let token = override {
                 let transport: any HTTPTransport
                 let url: URL
@@ -340,7 +347,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 }
                 let (request, payload) = try http.request(for: url)
                 (response, body) = try await AccessTokenOverride.send(
-                    request, body: payload, token: token, transport: transport)
+                    request, body: payload, token: token, transport: transport, streamingTo: sink)
             } else {
                 let authenticator = try await options.makeAuthenticator()
                 mapper = authenticator.provider.errorMapper
@@ -350,17 +357,19 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     resource: try options.singleResource())
                 let (request, payload) = try http.request(for: url)
                 if let resource = try options.singleResource() {
-                    (response, body) = try await authenticator.send(request, body: payload, for: resource)
+                    (response, body) = try await authenticator.send(
+                        request, body: payload, for: resource, streamingTo: sink)
                 } else if let presenter = consent.presenter(
                     port: authenticator.provider.configuration.loopbackRedirectPort ?? 0)
                 {
-                    (response, body) = try await authenticator.send(request, body: payload, stepUpWith: presenter)
+                    (response, body) = try await authenticator.send(
+                        request, body: payload, stepUpWith: presenter, streamingTo: sink)
                 } else {
-                    (response, body) = try await authenticator.send(request, body: payload)
+                    (response, body) = try await authenticator.send(request, body: payload, streamingTo: sink)
                 }
             }
-            FileHandle.standardOutput.write(
-                raw || isatty(STDOUT_FILENO) != 1 ? body : CommandSupport.terminalSafe(body))
+            printer.write(body)
+            printer.finish()
             if response.status.code >= 400 {
                 let failure = AuthFailure(operation: .apiRequest, response: response, body: body)
                 CommandSupport.report(
@@ -385,14 +394,15 @@ extension APICommand {
     /// `--discover`: the target asked without a token; on a 401, its protected resource metadata
     /// names the authorization server, where the person signs in (in the browser, once: the tokens
     /// are stored under that issuer) for a token for that resource, and the request is sent again.
-    private func discovered() async throws -> (HTTPResponse, Data) {
+    private func discovered(streamingTo sink: @escaping ResponseBodySink) async throws -> (HTTPResponse, Data) {
         guard let url = try absoluteURL() else {
             throw AuthError(.configurationInvalid, "--discover needs the API's full URL")
         }
         try EndpointPolicy.validate(url)
         let (request, payload) = try http.request(for: url)
         let transport = try options.transportChoice().makeTransport(logger: logger)
-        let (first, firstBody) = try await transport.send(request, body: payload)
+        // Sent without a token: an API that answers it with a success is printed as it arrives.
+        let (first, firstBody) = try await transport.send(request, body: payload, streamingTo: sink)
         guard first.status.code == 401 else { return (first, firstBody) }
         let metadata = try await ProtectedResourceMetadata.discover(for: url, response: first, transport: transport)
         guard let issuer = metadata.authorizationServers.first else {
@@ -423,7 +433,7 @@ extension APICommand {
             challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported
         return try await options.send(
             request, body: payload, to: ResourceTarget(resource: metadata.resource, issuer: issuer, scopes: scopes),
-            stepUp: consent)
+            stepUp: consent, streamingTo: sink)
     }
 
     /// Whether the person trusts the authorization server `issuer`, which is not the configured

@@ -93,6 +93,10 @@ public struct TestResponse: Sendable {
     public var delay: Duration = .zero
     /// Send the body chunked, without a `Content-Length`.
     public var chunked = false
+    /// Awaited after the head and after each 16 KiB piece of the body is written and flushed (its
+    /// argument: how many pieces are out), before the next: a test holds the body back with it
+    /// until the client has shown what it did with the pieces so far, or stalls the answer.
+    public var beforePiece: (@Sendable (Int) async -> Void)?
 
     /// Creates a response.
     ///
@@ -318,7 +322,11 @@ public final class TestHTTPServer: Sendable {
                     )
                     // Write big bodies in pieces so that a client can stop reading part-way.
                     var offset = 0
+                    var written = 0
                     while offset < response.body.count {
+                        // Each write is flushed: what came before is on its way to the client.
+                        await response.beforePiece?(written)
+                        written += 1
                         let end = min(offset + 16_384, response.body.count)
                         try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body[offset..<end]))))
                         offset = end

@@ -95,6 +95,61 @@ struct MCPServerTests {
         #expect(log.filter { $0 == "tool echo" }.count == 1, "\(log)")
     }
 
+    /// The SDK's server answering with a server-sent event stream (its default): `api` prints each
+    /// event as it arrives. The tool reports progress and then waits for a file the test creates
+    /// only once the progress event is on the CLI's standard output; a CLI that printed the answer
+    /// only at its end would never get there. Then a resource token the server refuses: its 401 is
+    /// read whole, another token is had with the refresh token, and only the stream of the request
+    /// sent again is printed.
+    @Test func anEventStreamIsPrintedAsItArrives() async throws {
+        let (server, url) = try await start(["--sse"])
+        let directory = try TemporaryDirectory()
+        let gate = directory.path + "/gate"
+        let output = directory.path + "/answer"
+        let call = Self.call(
+            1, "tools/call", #"{"name":"wait_for","arguments":{"path":"\#(gate)"},"_meta":{"progressToken":7}}"#)
+        try Data(call.utf8).write(to: URL(fileURLWithPath: directory.path + "/call.json"))
+        let arguments =
+            ["api", url, "-X", "POST"] + accept
+            + ["-H", "Content-Type: application/json", "-d", "@" + directory.path + "/call.json"]
+            + ["--store", directory.path + "/store"]
+        // Standard output to a file the test reads while the command runs.
+        let streaming = try RunningCommand(
+            "/bin/sh", ["-c", #"exec "$0" "$@" > "$ANSWER""#, cli] + arguments,
+            environment: ["BROWSER": redirectFollowingBrowser, "ANSWER": output])
+        var printed = ""
+        for _ in 0..<600 where !printed.contains("notifications/progress") {
+            try await Task.sleep(for: .milliseconds(100))
+            printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        }
+        #expect(printed.contains(#""method":"notifications/progress""#), "\(streaming.stderr)")
+        #expect(!printed.contains("done waiting"), "\(printed)")
+        FileManager.default.createFile(atPath: gate, contents: nil)
+        let finished = await streaming.finish()
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let answer = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(answer.hasPrefix("event: message\r\n"), "byte for byte, as the SDK writes it: \(answer)")
+        #expect(answer.contains(#""result":"done waiting""#), "\(answer)")
+
+        // A resource token the server does not know (revoked there, say), still valid by its expiry.
+        let tokens = FileTokenStore(directory: directory.path + "/store")
+        let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
+        var held = try #require(try tokens.load(key))
+        try #require(held.resourceTokens.count == 1)
+        held.resourceTokens[0].accessToken = "mcp-at-unknown-to-the-server"
+        try tokens.save(held, for: key)
+        let again = try await run(cli, arguments)
+        #expect(again.status == 0 && again.stdout.contains(#""result":"done waiting""#), "\(again.stderr)")
+        #expect(again.stdout.contains("notifications/progress"), "\(again.stdout)")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("authorize ") }.count == 1, "\(log)")
+        // One for the resource's first token, one for the token after the refusal.
+        #expect(log.filter { $0.hasPrefix("token refresh_token") }.count == 2, "\(log)")
+        #expect(again.stdout.components(separatedBy: "notifications/progress").count == 2, "\(again.stdout)")
+    }
+
     /// A server whose every request needs two scopes, and a sign-in that asked for one (`--scope`):
     /// its 403 `insufficient_scope` names no scope (the SDK's way). Without a terminal the refusal
     /// is the answer; on a terminal the tool asks, and no leaves it at that; yes signs in once more

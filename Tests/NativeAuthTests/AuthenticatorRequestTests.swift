@@ -32,6 +32,13 @@ private struct LocalProvider {
                 )
             case "/api/echo":
                 return .text(request.header("Authorization") ?? "none")
+            case "/api/refuses-old":
+                guard request.header("Authorization") != "Bearer old" else {
+                    return TestResponse(
+                        status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)],
+                        body: Data("refused".utf8))
+                }
+                return .text("answer for \(request.header("Authorization") ?? "none")")
             default:
                 return .text("not found", status: 404)
             }
@@ -104,6 +111,24 @@ private struct LocalProvider {
         await local.server.stop()
         #expect(response.status.code == 200)
         #expect(String(decoding: body, as: UTF8.self) == "Bearer old")
+    }
+
+    /// With a sink, a 401's body is read to act on (a refresh and one retry), never streamed; the
+    /// retry's success goes to the sink, and the body returned is empty.
+    @Test func aStreamedAnswerReachesTheSinkOnceAfterARefreshedRetry() async throws {
+        let local = try await LocalProvider.start()
+        let auth = try await local.authenticator(store: MemoryTokenStore(), expired: false)
+        let received = Shared<[String]>([])
+        let (response, body) = try await auth.send(
+            HTTPRequest(method: .post, url: local.server.url("/api/refuses-old")), body: Data("call".utf8)
+        ) { piece in
+            received.update { $0.append(String(decoding: piece, as: UTF8.self)) }
+        }
+        await local.server.stop()
+        #expect(response.status.code == 200)
+        #expect(body.isEmpty)
+        #expect(received.value == ["answer for Bearer new-1"])
+        #expect(local.tokenRequests.paths.count == 1)
     }
 
     @Test func aSecond401IsInvalidTokenAfterOneRefresh() async throws {

@@ -5,12 +5,13 @@ metadata, /authorize, /token, /register, /revoke) and its protected resource met
 with 401 challenges. Only the glue the SDK asks an application to write is here: an in-memory
 provider that approves every authorization at once (no consent page), and one tool.
 
-    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"] [--grants "A"]
+    .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"] [--grants "A"] [--sse]
 
 --scopes: the scopes every MCP request needs (default `mcp:tools`); the SDK answers a token that
 lacks one with 403 `insufficient_scope` naming no scope, and its metadata lists them all.
 --grants: the only scopes the authorization server grants, whatever is asked (RFC 6749 §3.3
 lets it grant less); default: all that are asked.
+--sse: answer each request with a server-sent event stream (the SDK's default) instead of JSON.
 
 The first line on stderr is `port: N`; the MCP endpoint is http://127.0.0.1:N/mcp and the
 issuer http://127.0.0.1:N. Then one line per event on stderr: `register CLIENT_ID`,
@@ -37,7 +38,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 
@@ -126,6 +127,7 @@ def main():
     parser.add_argument("--access-token-seconds", type=int, default=3600)
     parser.add_argument("--scopes", default="mcp:tools")
     parser.add_argument("--grants")
+    parser.add_argument("--sse", action="store_true")
     arguments = parser.parse_args()
     scopes = arguments.scopes.split()
     listener = socket.socket()
@@ -156,8 +158,17 @@ def main():
         note("tool echo")
         return text
 
+    @server.tool()
+    async def wait_for(path: str, ctx: Context) -> str:
+        """Reports progress at once, then answers when a file exists at the path."""
+        await ctx.report_progress(0, 1, "waiting for " + path)
+        note("tool wait_for waiting")
+        while not os.path.exists(path):
+            await anyio.sleep(0.05)
+        return "done waiting"
+
     # Stateless: every request stands alone, so that separate processes may call it (no session id).
-    app = server.streamable_http_app(json_response=True, stateless_http=True, host="127.0.0.1")
+    app = server.streamable_http_app(json_response=not arguments.sse, stateless_http=True, host="127.0.0.1")
     config = uvicorn.Config(app, log_level="warning")
     note(f"port: {port}")
     anyio.run(uvicorn.Server(config).serve, [listener])

@@ -167,7 +167,7 @@ public final class Authenticator: Sendable {
     /// ``ProviderConfiguration/clientAssertionKey``, or `client_secret_jwt`), or a TLS client
     /// certificate. The tokens are stored like a sign-in's, with the client id as their subject,
     /// and marked renewable (``TokenSet/renewableGrant``): when the access token expires,
-    /// ``accessToken(minimumValidity:)`` and ``send(_:body:)`` ask for a new one, once however
+    /// ``accessToken(minimumValidity:)`` and ``send(_:body:streamingTo:)`` ask for a new one, once however
     /// many callers and processes wait, exactly as they refresh.
     ///
     /// - Parameter scopes: The scopes to ask for; default: the configuration's, without `openid`
@@ -414,11 +414,14 @@ public final class Authenticator: Sendable {
     /// ``accessToken(for:scopes:minimumValidity:)``). On a 401 that token is dropped, another one
     /// got once, and the request retried once.
     ///
-    /// - Throws: ``AuthError`` as ``send(_:body:)`` does.
-    public func send(_ request: HTTPRequest, body: Data? = nil, for resource: URL, scopes: [String]? = nil)
-        async throws -> (HTTPResponse, Data)
-    {
-        try await lifecycle.send(request, body: body, for: .resource(resource, scopes: scopes))
+    /// - Parameter sink: Where the body of a successful answer goes as it arrives (see
+    ///   ``send(_:body:streamingTo:)``).
+    /// - Throws: ``AuthError`` as ``send(_:body:streamingTo:)`` does.
+    public func send(
+        _ request: HTTPRequest, body: Data? = nil, for resource: URL, scopes: [String]? = nil,
+        streamingTo sink: ResponseBodySink? = nil
+    ) async throws -> (HTTPResponse, Data) {
+        try await lifecycle.send(request, body: body, for: .resource(resource, scopes: scopes), streamingTo: sink)
     }
 
     /// Drops the access token `token` when it is still the stored one, because a server refused
@@ -465,14 +468,34 @@ public final class Authenticator: Sendable {
     /// On a 401 it refreshes once (single-flight, and not at all when the token already changed
     /// since this request was sent) and retries once. Other statuses are returned as they are.
     ///
+    /// With `sink`, the body of a successful answer (2xx) is not collected: each piece goes to
+    /// `sink` as it arrives (a server-sent event stream line after line, a download of any size),
+    /// and the body returned is empty. Other answers come back whole, so that a 401 is still
+    /// refreshed and retried; a success is never sent again, so nothing reaches `sink` twice.
+    ///
+    /// ```swift
+    /// var request = HTTPRequest(method: .post, url: mcpEndpoint)
+    /// request.headerFields[.accept] = "application/json, text/event-stream"
+    /// let (response, _) = try await authenticator.send(request, body: call) { piece in
+    ///     FileHandle.standardOutput.write(piece)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The request; its `Authorization` header is set here.
+    ///   - body: The request's body, sent again as it is on a retry.
+    ///   - sink: Where a successful answer's body goes as it arrives; `nil` (the default) to get
+    ///     it whole.
     /// - Throws: ``AuthError``: ``AuthError/Code/invalidToken`` when the retry gets a 401 too,
     ///   ``AuthError/Code/insufficientScope`` for a 403 whose `WWW-Authenticate` says so,
     ///   ``AuthError/Code/loginRequired`` when no token can be had, transport errors as they are.
-    public func send(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
-        try await lifecycle.send(request, body: body)
+    public func send(_ request: HTTPRequest, body: Data? = nil, streamingTo sink: ResponseBodySink? = nil)
+        async throws -> (HTTPResponse, Data)
+    {
+        try await lifecycle.send(request, body: body, streamingTo: sink)
     }
 
-    /// Sends `request` as ``send(_:body:)`` does; when the API asks for a stronger or more recent
+    /// Sends `request` as ``send(_:body:streamingTo:)`` does; when the API asks for a stronger or more recent
     /// sign-in (RFC 9470 `insufficient_user_authentication` with `acr_values` or `max_age`, or a
     /// claims challenge such as Microsoft Entra's Conditional Access sends), signs the person in
     /// again through `presenter` with what it asks (``AuthError/stepUp``) and the scopes the sign-in
@@ -486,15 +509,16 @@ public final class Authenticator: Sendable {
     /// meet what was asked (its `acr`, its `auth_time`), or nothing is stored. There is one step-up
     /// per call, never a loop.
     ///
-    /// - Throws: ``AuthError``: as ``send(_:body:)``; ``AuthError/Code/stepUpRequired`` when the
+    /// - Throws: ``AuthError``: as ``send(_:body:streamingTo:)``; ``AuthError/Code/stepUpRequired`` when the
     ///   API asks again after the stronger sign-in; ``AuthError/Code/insufficientScope`` when it
     ///   still lacks a scope after the sign-in asked for it; the sign-in's errors.
-    public func send(_ request: HTTPRequest, body: Data? = nil, stepUpWith presenter: any UserAgentPresenter)
-        async throws -> (HTTPResponse, Data)
-    {
+    public func send(
+        _ request: HTTPRequest, body: Data? = nil, stepUpWith presenter: any UserAgentPresenter,
+        streamingTo sink: ResponseBodySink? = nil
+    ) async throws -> (HTTPResponse, Data) {
         let sentWith = try await currentTokens()?.accessToken
         do {
-            return try await send(request, body: body)
+            return try await send(request, body: body, streamingTo: sink)
         } catch let error as AuthError where error.code == .stepUpRequired {
             guard let options = error.stepUp else { throw error }
             try await signInAgain(since: sentWith) {
@@ -503,7 +527,7 @@ public final class Authenticator: Sendable {
                 return try await self.login(
                     presenter: presenter, scopes: scopes.isEmpty ? nil : scopes, options: options)
             }
-            return try await send(request, body: body)
+            return try await send(request, body: body, streamingTo: sink)
         } catch let error as AuthError where error.code == .insufficientScope {
             guard let missing = error.missingScopes else { throw error }
             var wanted = try await currentTokens()?.scopes ?? []
@@ -516,7 +540,7 @@ public final class Authenticator: Sendable {
                 return try await self.login(presenter: presenter, scopes: asked, options: LoginOptions())
             }
             do {
-                return try await send(request, body: body)
+                return try await send(request, body: body, streamingTo: sink)
             } catch var again as AuthError where again.code == .insufficientScope {
                 let held = try await currentTokens()?.scopes ?? []
                 again.message =
@@ -542,7 +566,7 @@ public final class Authenticator: Sendable {
         }
     }
 
-    /// The userinfo claims of the signed-in account (OIDC Core §5.3), through ``send(_:body:)``.
+    /// The userinfo claims of the signed-in account (OIDC Core §5.3), through ``send(_:body:streamingTo:)``.
     ///
     /// When the sign-in had a validated ID token, the answer's `sub` must be its subject (OIDC Core
     /// §5.3.4): claims about someone else are not returned. A signed answer (`application/jwt`,

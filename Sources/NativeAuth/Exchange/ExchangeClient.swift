@@ -74,13 +74,18 @@ package final class ExchangeClient: Sendable {
 
     /// Sends a request through the transport; a failure without a response (network, timeout,
     /// cancellation, a body over the size limit) becomes an ``AuthError`` for `operation`.
+    /// With `sink`, a successful answer's body goes there as it arrives
+    /// (``HTTPTransport/send(_:body:streamingTo:)``); a throw of the sink's ends the exchange
+    /// (an ``AuthError`` it throws comes out as it is).
     package func send(
         _ request: HTTPRequest,
         body: Data?,
-        operation: AuthOperation
+        operation: AuthOperation,
+        streamingTo sink: ResponseBodySink? = nil
     ) async throws(AuthError) -> (HTTPResponse, Data) {
         do {
-            return try await transport.send(request, body: body)
+            guard let sink else { return try await transport.send(request, body: body) }
+            return try await transport.send(request, body: body, streamingTo: sink)
         } catch {
             throw self.error(for: AuthFailure(operation: operation, underlying: error))
         }
@@ -460,7 +465,8 @@ package final class ExchangeClient: Sendable {
         _ request: HTTPRequest,
         body: Data?,
         credential: AccessCredential,
-        operation: AuthOperation = .apiRequest
+        operation: AuthOperation = .apiRequest,
+        streamingTo sink: ResponseBodySink? = nil
     ) async throws(AuthError) -> (response: HTTPResponse, body: Data, answer: ResourceAnswer) {
         if let thumbprint = credential.certificateThumbprint, transport.clientCertificateThumbprint != thumbprint {
             throw AuthError(
@@ -472,7 +478,7 @@ package final class ExchangeClient: Sendable {
         guard credential.isDPoPBound, let url = request.url else {
             var authorized = request
             authorized.headerFields[.authorization] = "Bearer \(credential.accessToken)"
-            let (response, data) = try await send(authorized, body: body, operation: operation)
+            let (response, data) = try await send(authorized, body: body, operation: operation, streamingTo: sink)
             return (response, data, ResourceAnswer(response))
         }
         guard let key = credential.dpopKey else {
@@ -485,7 +491,7 @@ package final class ExchangeClient: Sendable {
         authorized.headerFields[.dpop] = try key.proof(
             method: request.method.rawValue, url: url, accessToken: credential.accessToken,
             nonce: dpopNonces.nonce(for: url), now: clock.now())
-        let (response, data) = try await send(authorized, body: body, operation: operation)
+        let (response, data) = try await send(authorized, body: body, operation: operation, streamingTo: sink)
         let nonce = try dpopNonces.remember(response, for: url, operation: operation)
         return (response, data, ResourceAnswer(response, gaveNonce: nonce != nil))
     }

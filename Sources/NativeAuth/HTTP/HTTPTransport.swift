@@ -20,6 +20,17 @@ public protocol HTTPTransport: Sendable {
     /// Sends `request` with an optional body and returns the response with its whole body.
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data)
 
+    /// Sends `request` as ``send(_:body:)`` does, except that the body of a successful answer
+    /// (2xx) is not collected: each piece goes to `sink` as it arrives (a server-sent event
+    /// stream, a long download), with no size limit and a timeout that counts from the last piece,
+    /// and the body returned is empty. Any other answer comes back whole, as from
+    /// ``send(_:body:)``, so that 401 and 403 can be acted on.
+    ///
+    /// The default implementation sends with ``send(_:body:)`` and hands a successful answer's
+    /// body to `sink` in one piece; a transport that can stream implements it.
+    func send(_ request: HTTPRequest, body: Data?, streamingTo sink: @escaping ResponseBodySink)
+        async throws -> (HTTPResponse, Data)
+
     /// The SHA-256 thumbprint (`x5t#S256`, base64url) of the TLS client certificate this transport
     /// presents, or `nil` when it presents none (the default). NativeAuth binds certificate-bound
     /// access tokens (RFC 8705 §3) to it, and sends such a token only through a transport that
@@ -29,4 +40,18 @@ public protocol HTTPTransport: Sendable {
 
 extension HTTPTransport {
     public var clientCertificateThumbprint: String? { nil }
+
+    public func send(_ request: HTTPRequest, body: Data?, streamingTo sink: @escaping ResponseBodySink)
+        async throws -> (HTTPResponse, Data)
+    {
+        let (response, data) = try await send(request, body: body)
+        guard response.status.kind == .successful else { return (response, data) }
+        try await sink(data)
+        return (response, Data())
+    }
 }
+
+/// Where the body of a successful answer goes, piece by piece as it arrives
+/// (``HTTPTransport/send(_:body:streamingTo:)``). A piece may end anywhere, also inside a line or
+/// a character; a throw ends the exchange.
+public typealias ResponseBodySink = @Sendable (Data) async throws -> Void

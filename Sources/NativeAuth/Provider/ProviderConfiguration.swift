@@ -37,7 +37,7 @@ public struct ProviderConfiguration: Sendable {
     /// ``Authenticator/accessToken(for:scopes:minimumValidity:)``. JSON key `resource` (URLs
     /// separated by spaces, or an array).
     public var resources: [URL] = []
-    /// Whether ``Authenticator/send(_:body:)`` follows an API's 401 that points to its protected
+    /// Whether ``Authenticator/send(_:body:streamingTo:)`` follows an API's 401 that points to its protected
     /// resource metadata (RFC 9728 `resource_metadata`): when the metadata names this
     /// configuration's issuer, a token for that resource is got under the sign-in
     /// (``Authenticator/accessToken(for:scopes:minimumValidity:)``) and the request retried once;

@@ -614,9 +614,13 @@ package actor TokenLifecycle {
     /// 401 that names the API's resource metadata is followed once when the configuration says so
     /// (``ProviderConfiguration/followsResourceMetadata``), and a step-up, a missing scope or a
     /// second refusal is an error. The one path of every request with a token.
-    package func send(_ request: HTTPRequest, body: Data?, for target: TokenTarget = .signIn) async throws -> (
-        HTTPResponse, Data
-    ) {
+    ///
+    /// With `sink`, the body of a successful answer goes there as it arrives, and the returned body
+    /// is empty; a success is never retried, so nothing is streamed twice.
+    package func send(
+        _ request: HTTPRequest, body: Data?, for target: TokenTarget = .signIn,
+        streamingTo sink: ResponseBodySink? = nil
+    ) async throws -> (HTTPResponse, Data) {
         var target = target
         if target == .signIn, let url = request.url,
             let resource = discoveredResources.first(where: { ProtectedResourceMetadata.covers($0, url) })
@@ -627,7 +631,8 @@ package actor TokenLifecycle {
             followsResourceMetadata: target == .signIn && client.provider.configuration.followsResourceMetadata)
         var credential = try await credential(for: target)
         while true {
-            let (response, data, answer) = try await client.sendAuthorized(request, body: body, credential: credential)
+            let (response, data, answer) = try await client.sendAuthorized(
+                request, body: body, credential: credential, streamingTo: sink)
             switch ResourceRetry.next(after: answer, attempt) {
             case .deliver:
                 return (response, data)
