@@ -414,8 +414,13 @@ public final class Authenticator: Sendable {
     /// ``accessToken(for:scopes:minimumValidity:)``). On a 401 that token is dropped, another one
     /// got once, and the request retried once.
     ///
-    /// - Parameter sink: Where the body of a successful answer goes as it arrives (see
-    ///   ``send(_:body:streamingTo:)``).
+    /// - Parameters:
+    ///   - request: The request; its `Authorization` header is set here.
+    ///   - body: The request's body, sent again as it is on a retry.
+    ///   - resource: The resource (RFC 8707) whose token the request carries.
+    ///   - scopes: The scopes of that token; `nil` for the sign-in's.
+    ///   - sink: Where the body of a successful answer goes as it arrives (see
+    ///     ``send(_:body:streamingTo:)``).
     /// - Throws: ``AuthError`` as ``send(_:body:streamingTo:)`` does.
     public func send(
         _ request: HTTPRequest, body: Data? = nil, for resource: URL, scopes: [String]? = nil,
