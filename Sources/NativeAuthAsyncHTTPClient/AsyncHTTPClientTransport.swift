@@ -186,12 +186,18 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let started = NIODeadline.now()
         let deadline = started + TimeAmount(configuration.timeout)
         let received: HTTPClientResponse
+        let collected: ByteBuffer?
+        let limit = configuration.maxResponseBytes
         do {
-            // The deadline is kept here rather than by AsyncHTTPClient, whose own deadline may still
-            // fire after the head came when this task resumes late (a busy process) and cut the
-            // body off; a body collected is read under the same deadline.
-            received = try await Self.within(deadline) { [outbound] in
-                try await client.execute(outbound, deadline: .distantFuture)
+            // One deadline for the head and a body read whole, kept by a timer on the event loop
+            // rather than by AsyncHTTPClient, whose own deadline ends with the head (and may still
+            // fire after it when this task resumes late, cutting the body off). A successful answer
+            // to stream is read below instead, piece by piece.
+            (received, collected) = try await Self.within(deadline, on: client.eventLoopGroup.any()) {
+                [outbound, streams = sink != nil] in
+                let received = try await client.execute(outbound, deadline: .distantFuture)
+                if streams, (200..<300).contains(received.status.code) { return (received, nil) }
+                return (received, try await received.body.collect(upTo: limit))
             }
         } catch {
             throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
@@ -207,20 +213,18 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let response = HTTPResponse(received)
         let data: Data
         let bytes: Int
-        do {
-            if let sink, response.status.kind == .successful {
+        if let sink, collected == nil {
+            do {
                 bytes = try await Self.forward(received.body, to: sink, idle: configuration.timeout)
-                data = Data()
-            } else {
-                let collected = try await Self.collect(
-                    received.body, upTo: configuration.maxResponseBytes, by: deadline)
-                data = Data(collected.readableBytesView)
-                bytes = data.count
+            } catch let failure as SinkFailure {
+                throw failure.error
+            } catch {
+                throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
             }
-        } catch let failure as SinkFailure {
-            throw failure.error
-        } catch {
-            throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
+            data = Data()
+        } else {
+            data = collected.map { Data($0.readableBytesView) } ?? Data()
+            bytes = data.count
         }
         logger.debug(
             "HTTP exchange",
@@ -238,29 +242,29 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         return (response, data)
     }
 
-    /// The whole of `body`, refused once it passes `limit` bytes (by its `Content-Length` at once)
-    /// and once `deadline` passes: reading stops, and the connection is closed.
-    private static func collect(
-        _ body: HTTPClientResponse.Body, upTo limit: Int, by deadline: NIODeadline
-    ) async throws -> ByteBuffer {
-        try await within(deadline) { try await body.collect(upTo: limit) }
-    }
-
-    /// What `operation` gives, unless `deadline` passes first: it is cancelled then, and
-    /// `HTTPClientError.deadlineExceeded` thrown.
+    /// What `operation` gives, unless `deadline` passes first: a timer on `eventLoop` then cancels
+    /// it (AsyncHTTPClient stops the request and closes its connection), and
+    /// `HTTPClientError.deadlineExceeded` is thrown. A timer rather than a racing task: it costs
+    /// nothing when the operation ends in time.
     private static func within<Value: Sendable>(
-        _ deadline: NIODeadline, _ operation: @escaping @Sendable () async throws -> Value
+        _ deadline: NIODeadline, on eventLoop: any EventLoop,
+        _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try await withThrowingTaskGroup(of: Value.self) { group in
-            group.addTask(operation: operation)
-            group.addTask {
-                let left = deadline - NIODeadline.now()
-                try await Task.sleep(for: .nanoseconds(max(0, left.nanoseconds)))
-                throw HTTPClientError.deadlineExceeded
+        let expired = NIOLockedValueBox(false)
+        let task = Task { try await operation() }
+        let timer = eventLoop.scheduleTask(deadline: deadline) {
+            expired.withLockedValue { $0 = true }
+            task.cancel()
+        }
+        defer { timer.cancel() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
             }
-            defer { group.cancelAll() }
-            guard let value = try await group.next() else { throw HTTPClientError.deadlineExceeded }
-            return value
+        } catch where expired.withLockedValue({ $0 }) {
+            throw HTTPClientError.deadlineExceeded
         }
     }
 
