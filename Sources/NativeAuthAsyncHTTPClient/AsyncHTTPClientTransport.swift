@@ -263,7 +263,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             } onCancel: {
                 task.cancel()
             }
-        } catch where expired.withLockedValue({ $0 }) {
+        } catch  where expired.withLockedValue({ $0 }) {
             throw HTTPClientError.deadlineExceeded
         }
     }
