@@ -17,6 +17,8 @@ import NIOSSL
 ///   which the request is cancelled and `AuthError.Code.timeout` is thrown;
 /// - a response body larger than ``Configuration/maxResponseBytes`` is refused as soon as its
 ///   `Content-Length` or its bytes pass the limit: `AuthError.Code.responseTooLarge`;
+/// - a successful answer asked for as a stream (`send(_:body:streamingTo:)`) is handed on piece by
+///   piece instead, with no size limit, and its timeout counts from the last piece;
 /// - redirects are never followed, authentication challenges never answered: a 3xx or a 401
 ///   comes back as the response at once;
 /// - plain `http://` is refused except to loopback hosts; no cookies, no cache, no decompression;
@@ -188,13 +190,15 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let received: HTTPClientResponse
         let collected: ByteBuffer?
         let limit = configuration.maxResponseBytes
+        let expired = NIOLockedValueBox(false)
         do {
             // One deadline for the head and a body read whole, kept by a timer on the event loop
             // rather than by AsyncHTTPClient, whose own deadline ends with the head (and may still
             // fire after it when this task resumes late, cutting the body off). A successful answer
             // to stream is read below instead, piece by piece.
-            (received, collected) = try await Self.within(deadline, on: client.eventLoopGroup.any()) {
-                [outbound, streams = sink != nil] in
+            (received, collected) = try await Self.within(
+                deadline, on: client.eventLoopGroup.any(), expired: expired
+            ) { [outbound, streams = sink != nil] in
                 let received = try await client.execute(outbound, deadline: .distantFuture)
                 if streams, (200..<300).contains(received.status.code) { return (received, nil) }
                 return (received, try await received.body.collect(upTo: limit))
@@ -219,7 +223,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             } catch let failure as SinkFailure {
                 throw failure.error
             } catch {
-                throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
+                // The deadline passed before this task took the head in hand (a busy process), and
+                // its timer stopped the request: a timeout, not a cancellation of the caller's.
+                let late = expired.withLockedValue { $0 } && !Task.isCancelled
+                throw Self.mapped(
+                    late ? HTTPClientError.deadlineExceeded : error, host: host, proxy: proxy,
+                    configuration: configuration)
             }
             data = Data()
         } else {
@@ -243,14 +252,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 
     /// What `operation` gives, unless `deadline` passes first: a timer on `eventLoop` then cancels
-    /// it (AsyncHTTPClient stops the request and closes its connection), and
+    /// it (AsyncHTTPClient stops the request and closes its connection), sets `expired`, and
     /// `HTTPClientError.deadlineExceeded` is thrown. A timer rather than a racing task: it costs
-    /// nothing when the operation ends in time.
+    /// nothing when the operation ends in time. The timer may still fire as the operation ends
+    /// (its task not yet resumed): `expired` then tells the caller why a body went on to fail.
     private static func within<Value: Sendable>(
-        _ deadline: NIODeadline, on eventLoop: any EventLoop,
+        _ deadline: NIODeadline, on eventLoop: any EventLoop, expired: NIOLockedValueBox<Bool>,
         _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        let expired = NIOLockedValueBox(false)
         let task = Task { try await operation() }
         let timer = eventLoop.scheduleTask(deadline: deadline) {
             expired.withLockedValue { $0 = true }
