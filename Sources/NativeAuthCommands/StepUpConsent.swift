@@ -17,8 +17,7 @@ enum StepUpConsent: Sendable, Equatable {
     /// from standard input); else `never`.
     static func of(flag: Bool, bodyFromStandardInput: Bool) -> StepUpConsent {
         if flag { return .given }
-        guard isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1, !bodyFromStandardInput else { return .never }
-        return .ask
+        return CommandSupport.canAsk(bodyFromStandardInput: bodyFromStandardInput) ? .ask : .never
     }
 
     /// The presenter of the sign-in again (the loopback one, on `port`: 0 for any), asking first
@@ -44,14 +43,29 @@ struct AskingPresenter: UserAgentPresenter {
     }
 
     func beginSession() async throws -> any UserAgentSession {
-        FileHandle.standardError.write(
-            Data("The API asks for a new sign-in for this request. Sign in again in the browser? [y/N] ".utf8))
-        let answer = try await StandardInputLineReader().readLine() ?? ""
-        guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+        guard
+            try await CommandSupport.answersYes(
+                "The API asks for a new sign-in for this request. Sign in again in the browser?")
+        else {
             throw AuthError(
                 .loginCancelled, "no new sign-in: the request was not sent again",
                 hint: "give --step-up to sign in again without the question")
         }
         return try await wrapped.beginSession()
+    }
+}
+
+extension CommandSupport {
+    /// Whether a person can answer a question: standard input and standard error are a terminal,
+    /// and the request's body is not read from standard input.
+    static func canAsk(bodyFromStandardInput: Bool) -> Bool {
+        isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 && !bodyFromStandardInput
+    }
+
+    /// Asks `question` on standard error with `[y/N]`; whether the line typed is y or yes.
+    static func answersYes(_ question: String) async throws -> Bool {
+        FileHandle.standardError.write(Data((question + " [y/N] ").utf8))
+        let answer = try await StandardInputLineReader().readLine() ?? ""
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }
 }

@@ -444,11 +444,8 @@ extension APICommand {
             text.hasSuffix("/") ? text.dropLast() : Substring(text)
         }
         if trustedIssuers.contains(where: { trimmed($0) == trimmed(issuer.absoluteString) }) { return true }
-        guard isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1, http.data != "@-" else { return false }
-        FileHandle.standardError.write(
-            Data((question + ". Sign in there for it, as a public client of its own? [y/N] ").utf8))
-        let answer = try await StandardInputLineReader().readLine() ?? ""
-        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        guard CommandSupport.canAsk(bodyFromStandardInput: http.data == "@-") else { return false }
+        return try await CommandSupport.answersYes(question + ". Sign in there for it, as a public client of its own?")
     }
 
     /// The target when it is a full URL.
