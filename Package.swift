@@ -433,6 +433,7 @@ let package = Package(
             dependencies: [
                 "NativeAuthMCP",
                 "NativeAuth",
+                "NativeAuthAsyncHTTPClient",
                 "NativeAuthPresenters",
                 "NativeAuthTesting",
                 "TestSupport",

@@ -1,6 +1,7 @@
 internal import Foundation
 internal import HTTPTypes
 internal import LenientJSON
+internal import Logging
 @_spi(Provider) internal import NativeAuth
 internal import NativeAuthKeyring
 internal import NativeAuthPresenters
@@ -30,14 +31,6 @@ struct ResourceTarget {
         self.init(
             resource: known.resource, issuer: known.issuer, scopes: known.scopes, account: known.account,
             clientID: known.clientID)
-    }
-
-    /// The name of an account of its own, for when the sign-in tried first does not cover it:
-    /// its host, port and path (`127.0.0.1:8000/mcp`).
-    var ownAccountName: String {
-        var name = (resource.host ?? "resource") + (resource.port.map { ":\($0)" } ?? "") + resource.path
-        while name.hasSuffix("/") { name.removeLast() }
-        return String(name.prefix(200))
     }
 }
 
@@ -126,132 +119,76 @@ extension CommandOptions {
         }
     }
 
-    /// Sends `request` with a token for `target.resource`, and keeps which account holds it.
+    /// Sends `request` to the protected resource at its URL through NativeAuth's
+    /// `ResourceClient`: known from an earlier call, else found by its 401 (RFC 9728), signing in
+    /// at the server its metadata names as this tool (`prepare(for:)`), in the browser.
     ///
-    /// The account tried first, without a browser: the one known for the resource, else the one
-    /// named (`--account`), else the account of another known resource of the same server (a
-    /// server may issue a token for another resource under the same sign-in, RFC 8707 §2.2), else
-    /// the one a sign-in would use. When it holds no sign-in, the person signs in there; when its
-    /// sign-in does not cover the resource (the server refuses the target or scope, or the sign-in
-    /// ended), the person signs in for the resource in an account of its own, so that the sign-in
-    /// tried stays as it was.
+    /// - Parameters:
+    ///   - stepUp: Whether a 403 `insufficient_scope` leads to a sign-in for more scopes.
+    ///   - approvesServer: Asked before the first request to the server a resource's metadata
+    ///     names (the configured client's credentials stay home: see `prepare(for:)`).
     func send(
         _ request: HTTPRequest,
         body: Data?,
-        to target: ResourceTarget,
         stepUp: StepUpConsent = .never,
+        approvesServer: (@Sendable (_ issuer: URL, _ resource: URL) async throws -> Void)? = nil,
         streamingTo sink: ResponseBodySink? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (HTTPResponse, Data) {
-        let prepared = try await prepare(for: target, environment: environment)
-        let records = try knownResourceStore(environment: environment)
-        let resource = target.resource
-        let accounts = prepared.accounts
-        let chosen = target.account ?? prepared.named?.name
-        var first = chosen ?? prepared.account
-        if chosen == nil,
-            let sibling = try await records.knownResources().first(where: {
-                $0.issuer.absoluteString == target.issuer.absoluteString && $0.resource != resource
-            })
+        let storage = try await openStorage(environment: environment)
+        var client = ResourceClient.Options(
+            clientName: Tool.toolName, transport: try transportChoice().makeTransport(logger: Self.logger),
+            store: storage.store, knownResources: try knownResourceStore(environment: environment),
+            logger: Self.logger)
+        client.activeAccounts = storage.activeAccounts
+        client.account = try select(environment: environment).account?.name
+        if let account = client.account { try Accounts.validate(name: account) }
+        if let issuer = configuredIssuer(environment: environment),
+            let clientID = configured(.clientID, environment: environment)
         {
-            first = sibling.account
+            client.configuredClient = (issuer, clientID)
         }
-        // A client id configured for that server is kept with the record (it is not a secret), so
-        // that the URL alone finds it again; a registered client is kept with the tokens.
-        let configuredClient =
-            configuredIssuer(environment: environment)?.absoluteString == target.issuer.absoluteString
-            ? configured(.clientID, environment: environment) : nil
-        let clientID = target.clientID ?? configuredClient
-        let shown = Redaction.scrubURL(resource.absoluteString)
-        let held = try await accounts.authenticator(for: first).currentTokens() != nil
-        /// The account the request was last sent under.
-        var used = first
-        func answer(under name: String) async throws -> (HTTPResponse, Data) {
-            used = name
-            return try await accounts.authenticator(for: name).send(
-                request, body: body, for: resource, streamingTo: sink)
-        }
-        /// The answer under the sign-in tried first, or `nil` when it does not cover the resource.
-        func underHeldSignIn() async throws -> (HTTPResponse, Data)? {
-            guard held else { return nil }
-            do {
-                return try await answer(under: first)
-            } catch let error as AuthError
-                where error.isLoginRequired || ["invalid_target", "invalid_scope"].contains(error.oauthError ?? "")
-            {
-                CommandSupport.notice("the sign-in of account \(first) does not cover \(shown): \(error.message)")
-                return nil
-            }
-        }
-        /// The answer under the sign-in tried first, else under a new one.
-        func signedInAnswer() async throws -> (HTTPResponse, Data) {
-            if let covered = try await underHeldSignIn() { return covered }
+        client.approvesServer = approvesServer
+        client.stepsUp = { signIn in
+            guard stepUp != .never else { return false }
+            let missing = if case .moreScopes(let missing) = signIn.reason { missing } else { signIn.scopes }
             CommandSupport.notice(
-                "\(shown) takes tokens from \(Redaction.scrubURL(target.issuer.absoluteString)): signing in there for it"
+                "\(Redaction.scrubURL(signIn.resource.absoluteString)) wants the scope"
+                    + " \(missing.joined(separator: " ")): signing in again for \(signIn.scopes.joined(separator: " "))"
             )
-            if let chosen {
-                return try await answer(under: try await TokenSupply.browserSignIn(prepared, into: chosen))
-            } else if held {
-                return try await answer(
-                    under: try await TokenSupply.browserSignIn(prepared, into: target.ownAccountName))
+            return try await stepUp.agrees()
+        }
+        let options = self
+        client.authenticatorAt = { server in
+            try await options.prepare(
+                for: ResourceTarget(
+                    resource: server.resource, issuer: server.issuer, scopes: server.scopes, clientID: server.clientID),
+                environment: environment
+            ).authenticator
+        }
+        let resources = ResourceClient(options: client) { signIn in
+            let shown = Redaction.scrubURL(signIn.resource.absoluteString)
+            switch signIn.reason {
+            case .firstSignIn:
+                CommandSupport.notice(
+                    "\(shown) takes tokens from \(Redaction.scrubURL(signIn.issuer.absoluteString)): signing in there"
+                        + " for it")
+            case .notCovered(let error):
+                CommandSupport.notice(
+                    "the sign-in tried does not cover \(shown): \(error.message); signing in for it as account"
+                        + " \(signIn.account)")
+            case .moreScopes: break
             }
-            return try await answer(under: try await TokenSupply.browserSignIn(prepared).account)
+            return LoopbackPresenter(
+                configuration: .init(
+                    port: signIn.redirectPort ?? 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
         }
-        var scopes = target.scopes
-        let result: (HTTPResponse, Data)
-        do {
-            result = try await signedInAnswer()
-        } catch let error as AuthError where error.code == .insufficientScope {
-            // A 403 insufficient_scope: one more sign-in for the scopes it lacks, and the request once more.
-            let port = prepared.authenticator.provider.configuration.loopbackRedirectPort ?? 0
-            guard let presenter = stepUp.presenter(port: port),
-                let widened = try await steppedUp(
-                    missing: error.missingScopes, target: target, account: used, prepared: prepared,
-                    presenter: presenter)
-            else { throw error }
-            scopes = widened
-            do {
-                result = try await answer(under: used)
-            } catch var again as AuthError where again.code == .insufficientScope {
-                again.message +=
-                    "; still refused after a sign-in for \(widened.joined(separator: " ")), not asking again"
-                throw again
-            }
+        return try await CommandSupport.cancellingOnSignals {
+            try await resources.send(request, body: body, streamingTo: sink)
         }
-        // A resource that refuses its own fresh token is not worth remembering.
-        if result.0.status.code != 401 {
-            try await records.remember(
-                KnownResource(
-                    resource: resource, issuer: target.issuer, account: used, scopes: scopes, clientID: clientID))
-        }
-        return result
     }
 
-    /// After a 403 `insufficient_scope` (RFC 6750 §3.1, `missing`: the scopes its challenge
-    /// named): the person signs in again, into the same account, for the scopes it holds and
-    /// those the challenge names, else those the resource's
-    /// metadata lists (a challenge that names none, as the MCP SDKs' servers send); the resource's
-    /// token is dropped, so that the next is asked for under the wider sign-in. Returns the scopes
-    /// asked for, or `nil` when the sign-in lacks none of them: never a loop.
-    private func steppedUp(
-        missing named: [String]?, target: ResourceTarget, account: String, prepared: PreparedAccount,
-        presenter: any UserAgentPresenter
-    ) async throws -> [String]? {
-        let authenticator = prepared.accounts.authenticator(for: account)
-        let held = try await authenticator.currentTokens()?.scopes ?? []
-        let asked = named ?? target.scopes
-        let missing = asked.filter { !held.contains($0) }
-        guard !missing.isEmpty else { return nil }
-        let union = held + missing
-        CommandSupport.notice(
-            "\(Redaction.scrubURL(target.resource.absoluteString)) wants the scope \(missing.joined(separator: " ")):"
-                + " signing in again for \(union.joined(separator: " "))")
-        _ = try await CommandSupport.cancellingOnSignals {
-            try await authenticator.login(presenter: presenter, scopes: union)
-        }
-        _ = try await authenticator.lifecycle.removeResourceTokens(for: target.resource)
-        return union
-    }
+    private static var logger: Logger { CommandSupport.makeLogger(label: Tool.toolName) }
 }
 
 /// What `status` says about the known resources.

@@ -20,6 +20,31 @@ enum StepUpConsent: Sendable, Equatable {
         return CommandSupport.canAsk(bodyFromStandardInput: bodyFromStandardInput) ? .ask : .never
     }
 
+    /// Whether the sign-in again may start: `false` for `never`, `true` for `given`, the person's
+    /// answer for `ask` (no throws `AuthError.Code.loginCancelled`, which says how to agree
+    /// beforehand).
+    func agrees() async throws -> Bool {
+        switch self {
+        case .never: return false
+        case .given: return true
+        case .ask:
+            try await Self.ask()
+            return true
+        }
+    }
+
+    /// Asks on the terminal; a no ends the sign-in with `AuthError.Code.loginCancelled`.
+    static func ask() async throws {
+        guard
+            try await CommandSupport.answersYes(
+                "The API asks for a new sign-in for this request. Sign in again in the browser?")
+        else {
+            throw AuthError(
+                .loginCancelled, "no new sign-in: the request was not sent again",
+                hint: "give --step-up to sign in again without the question")
+        }
+    }
+
     /// The presenter of the sign-in again (the loopback one, on `port`: 0 for any), asking first
     /// when that is the consent; `nil` for `never`.
     func presenter(port: Int) -> (any UserAgentPresenter)? {
@@ -43,14 +68,7 @@ struct AskingPresenter: UserAgentPresenter {
     }
 
     func beginSession() async throws -> any UserAgentSession {
-        guard
-            try await CommandSupport.answersYes(
-                "The API asks for a new sign-in for this request. Sign in again in the browser?")
-        else {
-            throw AuthError(
-                .loginCancelled, "no new sign-in: the request was not sent again",
-                hint: "give --step-up to sign in again without the question")
-        }
+        try await StepUpConsent.ask()
         return try await wrapped.beginSession()
     }
 }

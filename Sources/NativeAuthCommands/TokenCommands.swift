@@ -326,12 +326,10 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             if discover {
                 (response, body) = try await discovered(streamingTo: sink)
             } else if override == nil, let absolute, try options.singleResource() == nil,
-                let known = try await options.knownResourceStore().knownResource(covering: absolute)
+                try await options.knownResourceStore().knownResource(covering: absolute) != nil
             {
                 // An API found before: its server, account and scopes are known; only the URL is needed.
-                let (request, payload) = try http.request(for: absolute)
-                (response, body) = try await options.send(
-                    request, body: payload, to: ResourceTarget(known), stepUp: consent, streamingTo: sink)
+                (response, body) = try await discovered(streamingTo: sink)
             } else if override == nil, absolute != nil, options.configuredIssuer() == nil {
                 // Nothing configured but the API's URL: its 401 names the server (as --discover).
                 (response, body) = try await discovered(streamingTo: sink)
@@ -391,60 +389,54 @@ extension APICommand {
     /// `--step-up`, else a yes on the terminal.
     private var consent: StepUpConsent { .of(flag: stepUp, bodyFromStandardInput: http.data == "@-") }
 
-    /// `--discover`: the target asked without a token; on a 401, its protected resource metadata
-    /// names the authorization server, where the person signs in (in the browser, once: the tokens
-    /// are stored under that issuer) for a token for that resource, and the request is sent again.
+    /// `--discover`, or an API known from an earlier call: NativeAuth's `ResourceClient` sends the
+    /// request (without a token to an API it does not know; on a 401 its protected resource
+    /// metadata names the authorization server, where the person signs in, in the browser, once:
+    /// the tokens are stored under that issuer), and sends it again with the API's token.
     private func discovered(streamingTo sink: @escaping ResponseBodySink) async throws -> (HTTPResponse, Data) {
         guard let url = try absoluteURL() else {
             throw AuthError(.configurationInvalid, "--discover needs the API's full URL")
         }
         try EndpointPolicy.validate(url)
         let (request, payload) = try http.request(for: url)
-        let transport = try options.transportChoice().makeTransport(logger: logger)
-        // Sent without a token: an API that answers it with a success is printed as it arrives.
-        let (first, firstBody) = try await transport.send(request, body: payload, streamingTo: sink)
-        guard first.status.code == 401 else { return (first, firstBody) }
-        let metadata = try await ProtectedResourceMetadata.discover(for: url, response: first, transport: transport)
-        guard let issuer = metadata.authorizationServers.first else {
-            throw AuthError(
-                .configurationInvalid, "the API's protected resource metadata names no authorization server",
-                hint: "give --issuer, and leave out --discover")
-        }
-        if let configured = options.configuredIssuer(), configured.absoluteString != issuer.absoluteString {
-            // The API chose another server than the one configured: nothing is sent there unless
-            // the person trusts it (--trust-issuer, or yes at the terminal's question); then the
-            // client's credentials for the configured one stay home (see `prepare(for:)`), and the
-            // tool is a public client there, with a registration of its own.
-            let elsewhere =
-                "\(Redaction.scrubURL(url.absoluteString)) takes tokens from"
-                + " \(Redaction.scrubURL(issuer.absoluteString)), not from the configured"
-                + " \(Redaction.scrubURL(configured.absoluteString))"
-            guard try await trusts(issuer, question: elsewhere) else {
-                throw AuthError(
-                    .configurationInvalid, elsewhere + "; that server was not contacted",
-                    hint: "if you trust it, give --trust-issuer \(Redaction.scrubURL(issuer.absoluteString))")
-            }
-            CommandSupport.notice(elsewhere + ": none of the configured client's credentials go there")
-        }
-        let challenge = first.headerFields[.wwwAuthenticate].flatMap { BearerChallenge(headerValue: $0) }
-        // The scope the 401 names, else the scopes the metadata says the API uses, else none (MCP's
-        // order): not the sign-in's default `openid`, which the API's server may not register.
-        let scopes =
-            challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported
+        let configured = options.configuredIssuer()
+        let trusted = trustedIssuers
+        let bodyFromStandardInput = http.data == "@-"
         return try await options.send(
-            request, body: payload, to: ResourceTarget(resource: metadata.resource, issuer: issuer, scopes: scopes),
-            stepUp: consent, streamingTo: sink)
+            request, body: payload, stepUp: consent,
+            approvesServer: { issuer, _ in
+                guard let configured, configured.absoluteString != issuer.absoluteString else { return }
+                // The API chose another server than the one configured: nothing is sent there unless
+                // the person trusts it (--trust-issuer, or yes at the terminal's question); then the
+                // client's credentials for the configured one stay home (see `prepare(for:)`), and
+                // the tool is a public client there, with a registration of its own.
+                let elsewhere =
+                    "\(Redaction.scrubURL(url.absoluteString)) takes tokens from"
+                    + " \(Redaction.scrubURL(issuer.absoluteString)), not from the configured"
+                    + " \(Redaction.scrubURL(configured.absoluteString))"
+                guard
+                    try await Self.trusts(
+                        issuer, named: trusted, bodyFromStandardInput: bodyFromStandardInput, question: elsewhere)
+                else {
+                    throw AuthError(
+                        .configurationInvalid, elsewhere + "; that server was not contacted",
+                        hint: "if you trust it, give --trust-issuer \(Redaction.scrubURL(issuer.absoluteString))")
+                }
+                CommandSupport.notice(elsewhere + ": none of the configured client's credentials go there")
+            }, streamingTo: sink)
     }
 
     /// Whether the person trusts the authorization server `issuer`, which is not the configured
     /// one: named with `--trust-issuer`, or answered yes on the terminal (when standard input and
     /// standard error are one, and the request's body does not come from standard input).
-    private func trusts(_ issuer: URL, question: String) async throws -> Bool {
+    private static func trusts(_ issuer: URL, named trusted: [String], bodyFromStandardInput: Bool, question: String)
+        async throws -> Bool
+    {
         func trimmed(_ text: String) -> Substring {
             text.hasSuffix("/") ? text.dropLast() : Substring(text)
         }
-        if trustedIssuers.contains(where: { trimmed($0) == trimmed(issuer.absoluteString) }) { return true }
-        guard CommandSupport.canAsk(bodyFromStandardInput: http.data == "@-") else { return false }
+        if trusted.contains(where: { trimmed($0) == trimmed(issuer.absoluteString) }) { return true }
+        guard CommandSupport.canAsk(bodyFromStandardInput: bodyFromStandardInput) else { return false }
         return try await CommandSupport.answersYes(question + ". Sign in there for it, as a public client of its own?")
     }
 

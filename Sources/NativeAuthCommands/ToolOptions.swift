@@ -34,7 +34,7 @@ public typealias ToolOptions<Tool: NativeAuthTool> = CommandOptions<Tool, EveryS
 /// `NATIVEAUTH_USER_POOL_ID`), then the JSON file given with `--config`, then the profile
 /// (`--profile`, `NATIVEAUTH_PROFILE` or a `.nativeauth.json`). A command's own settings (`login
 /// --device-endpoint`) win over all of them.
-public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArguments, CustomReflectable {
+public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArguments, CustomReflectable, Sendable {
     /// The values given on the command line, by key (see ``SettingOptions/given``).
     var given: [String: [String]] = [:]
 

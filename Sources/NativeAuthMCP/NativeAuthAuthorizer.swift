@@ -19,7 +19,8 @@ public import NativeAuthPresenters
 /// try await client.connect(transport: transport)
 /// ```
 ///
-/// From the MCP server's URL alone, it follows the MCP authorization spec: the server's 401 names
+/// It is NativeAuth's `ResourceClient` behind the SDK's protocol. From the MCP server's URL alone,
+/// it follows the MCP authorization spec: the server's 401 names
 /// its protected resource metadata (RFC 9728, whose `resource` must be the URL itself); that names
 /// the authorization server, whose metadata is read in MCP's order (`MetadataOrder.oauth`); the
 /// client uses its client ID metadata document where the server takes one, else registers itself
@@ -31,7 +32,7 @@ public import NativeAuthPresenters
 /// Tokens are NativeAuth's: kept in the token store given, refreshed once however many
 /// transports and processes need them. A 403 `insufficient_scope` steps up once per operation: a
 /// sign-in for the scopes held and those the challenge names (else the metadata's), then the
-/// request again.
+/// request again; a registration that lacks those scopes is made again for them first.
 ///
 /// The protocol carries only an `Authorization` header, so tokens are sent as bearer tokens: a
 /// server that requires DPoP cannot be reached through it (NativeAuth's own `send` proves
@@ -82,40 +83,39 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
         }
     }
 
-    /// What the authorizer learned: the MCP server's authenticator and resource, the header to
-    /// send, and the operations already stepped up.
+    /// The token to send, the resource it is for, and the operations already stepped up.
     private struct State {
-        var authenticator: Authenticator?
-        var resource: URL?
-        var scopes: [String] = []
-        var issuer: URL?
-        /// The client id the app configured (kept with the record), `nil` for a registered client.
-        var configuredClientID: String?
         var token: String?
-        var tokenType = "Bearer"
+        var resource: URL?
         var steppedUp: Set<String> = []
     }
 
     private let options: Options
+    private let client: ResourceClient
     private let state = NIOLockedValueBox(State())
 
     /// Creates an authorizer that finds everything from the MCP server's URL (see the type's
     /// discussion).
     public init(options: Options) {
         self.options = options
+        var client = ResourceClient.Options(
+            clientName: options.clientName, transport: options.transport, store: options.store,
+            knownResources: options.knownResources, logger: options.logger)
+        client.clientMetadataDocument = options.clientMetadataDocument
+        client.account = options.account
+        let stepsUp = options.stepsUp
+        client.stepsUp = { _ in stepsUp }
+        let (timeout, opener) = (options.signInTimeout, options.opener)
+        self.client = ResourceClient(options: client) { signIn in
+            LoopbackPresenter(configuration: .init(port: signIn.redirectPort ?? 0, timeout: timeout, opener: opener))
+        }
     }
 
     /// Creates an authorizer for an app that configured its authorization server: tokens for
     /// `resource` (the MCP server's URL, RFC 8707) under `authenticator`'s sign-in.
-    public init(authenticator: Authenticator, resource: URL, options: Options) {
-        self.options = options
-        state.withLockedValue {
-            $0.authenticator = authenticator
-            $0.resource = resource
-            $0.issuer = authenticator.provider.configuration.issuer
-            $0.scopes = authenticator.provider.configuration.scopes
-            $0.configuredClientID = authenticator.provider.configuration.clientID
-        }
+    public convenience init(authenticator: Authenticator, resource: URL, options: Options) {
+        self.init(options: options)
+        client.use(authenticator, for: resource)
     }
 
     /// A sign-in, a refresh or a step-up, then the request again: at most three tries in all.
@@ -128,15 +128,15 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
     public func authorizationHeader(for endpoint: URL) -> String? {
         state.withLockedValue { state in
             guard let token = state.token, let resource = state.resource,
-                Self.covers(resource, endpoint)
+                ProtectedResourceMetadata.covers(resource, endpoint)
             else { return nil }
-            return "\(state.tokenType) \(token)"
+            // Sent as a bearer token: the protocol carries no DPoP proof.
+            return "Bearer \(token)"
         }
     }
 
     public func prepareAuthorization(for endpoint: URL, session: URLSession) async throws {
-        guard let (authenticator, resource) = try await known(for: endpoint) else { return }
-        try await cache(authenticator.resourceToken(for: resource))
+        if let token = try await client.knownAccessToken(for: endpoint) { cache(token) }
     }
 
     public func handleChallenge(
@@ -146,158 +146,36 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { response.headerFields.append(HTTPField(name: name, value: value)) }
         }
-        let challenge = response.headerFields[values: .wwwAuthenticate].lazy
-            .compactMap { BearerChallenge(headerValue: $0) }.first
         if statusCode == 403 {
+            let challenge = response.headerFields[values: .wwwAuthenticate].lazy
+                .compactMap { BearerChallenge(headerValue: $0) }.first
             return try await stepUp(challenge, endpoint: endpoint, operation: operationKey ?? "")
         }
         guard statusCode == 401 else { return false }
         let sent = state.withLockedValue { $0.token }
-        let (authenticator, resource): (Authenticator, URL)
-        if let found = try await known(for: endpoint) {
-            (authenticator, resource) = found
-        } else {
-            (authenticator, resource) = try await discover(endpoint, response: response, challenge: challenge)
-        }
-        if let sent { _ = try await authenticator.discardAccessToken(sent) }
-        do {
-            try await cache(authenticator.resourceToken(for: resource))
-        } catch let error as AuthError where error.isLoginRequired {
-            try await signIn(authenticator, scopes: nil)
-            try await cache(authenticator.resourceToken(for: resource))
-        }
-        try await remember()
+        cache(try await client.accessToken(for: endpoint, answering: response, refused: sent))
         return true
-    }
-
-    // MARK: - The steps
-
-    /// The authenticator and resource for `endpoint`: learned in this process, else kept from an
-    /// earlier one (`KnownResource`).
-    private func known(for endpoint: URL) async throws -> (Authenticator, URL)? {
-        if let held = state.withLockedValue({ state -> (Authenticator, URL)? in
-            guard let authenticator = state.authenticator, let resource = state.resource else { return nil }
-            return (authenticator, resource)
-        }) {
-            return Self.covers(held.1, endpoint) ? held : nil
-        }
-        guard let record = try await options.knownResources.knownResource(covering: endpoint) else { return nil }
-        let authenticator = try await makeAuthenticator(
-            issuer: record.issuer, resource: record.resource, scopes: record.scopes, clientID: record.clientID)
-        state.withLockedValue { $0.configuredClientID = record.clientID }
-        return (
-            adopt(authenticator, resource: record.resource, issuer: record.issuer, scopes: record.scopes),
-            record.resource
-        )
-    }
-
-    /// From the 401 to an authenticator at the server the metadata names.
-    private func discover(_ endpoint: URL, response: HTTPTypes.HTTPResponse, challenge: BearerChallenge?) async throws
-        -> (Authenticator, URL)
-    {
-        let metadata = try await ProtectedResourceMetadata.discover(
-            for: endpoint, response: response, transport: options.transport)
-        guard let issuer = metadata.authorizationServers.first else {
-            throw AuthError(
-                .configurationInvalid, "the MCP server's protected resource metadata names no authorization server",
-                hint: "configure its authorization server, and create the authorizer with an Authenticator")
-        }
-        let scopes = challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? metadata.scopesSupported
-        options.logger.info(
-            "the MCP server takes tokens from its authorization server",
-            metadata: ["issuer": "\(Redaction.scrubURL(issuer.absoluteString))"])
-        let authenticator = try await makeAuthenticator(
-            issuer: issuer, resource: metadata.resource, scopes: scopes, clientID: nil)
-        return (adopt(authenticator, resource: metadata.resource, issuer: issuer, scopes: scopes), metadata.resource)
-    }
-
-    /// An authenticator at `issuer` for `resource`: the configured client id, else the client's
-    /// metadata document or a registration there (kept in the store, reused by later processes).
-    private func makeAuthenticator(issuer: URL, resource: URL, scopes: [String], clientID: String?) async throws
-        -> Authenticator
-    {
-        var configuration = ProviderConfiguration(issuer: issuer, clientID: clientID ?? "", scopes: scopes)
-        configuration.resources = [resource]
-        configuration.metadataOrder = .oauth
-        configuration.clientMetadataDocument = options.clientMetadataDocument
-        let base = Authenticator(
-            provider: try GenericOIDCProvider(configuration: configuration), store: options.store,
-            transport: options.transport, account: options.account, logger: options.logger)
-        if clientID != nil { return base }
-        let client = ClientMetadata(
-            clientName: options.clientName, redirectURIs: try ClientMetadata.loopbackRedirectURIs(),
-            scope: scopes.isEmpty ? nil : scopes.joined(separator: " "),
-            softwareID: options.clientName, softwareVersion: NativeAuthVersion.current,
-            metadataDocument: options.clientMetadataDocument)
-        return try await base.registeringClient(client)
-    }
-
-    private func adopt(_ authenticator: Authenticator, resource: URL, issuer: URL, scopes: [String]) -> Authenticator {
-        state.withLockedValue {
-            $0.authenticator = authenticator
-            $0.resource = resource
-            $0.issuer = issuer
-            $0.scopes = scopes
-        }
-        return authenticator
-    }
-
-    /// The person signs in, in the browser, through the loopback port the client registered.
-    private func signIn(_ authenticator: Authenticator, scopes: [String]?) async throws {
-        let presenter = LoopbackPresenter(
-            configuration: .init(
-                port: authenticator.provider.configuration.loopbackRedirectPort ?? 0, timeout: options.signInTimeout,
-                opener: options.opener))
-        try await authenticator.login(presenter: presenter, scopes: scopes)
     }
 
     /// A 403 `insufficient_scope`: once per operation, a sign-in for the scopes held and those
     /// asked for (the challenge's, else the metadata's), and the request again.
     private func stepUp(_ challenge: BearerChallenge?, endpoint: URL, operation: String) async throws -> Bool {
-        guard options.stepsUp, challenge?.error == "insufficient_scope",
-            let (authenticator, resource) = try await known(for: endpoint)
-        else { return false }
+        guard options.stepsUp, challenge?.error == "insufficient_scope" else { return false }
         let first = state.withLockedValue { $0.steppedUp.insert(operation).inserted }
         guard first else {
             options.logger.info("the MCP server refused the operation again after a step-up")
             return false
         }
-        let held = try await authenticator.currentTokens()?.scopes ?? []
-        let asked =
-            challenge?.scope.map { $0.split(separator: " ").map(String.init) } ?? state.withLockedValue(\.scopes)
-        var union = held
-        for scope in asked where !union.contains(scope) { union.append(scope) }
-        try await signIn(authenticator, scopes: union)
-        // The resource's token was asked for under the narrower sign-in.
-        _ = try await authenticator.lifecycle.removeResourceTokens(for: resource)
-        try await cache(authenticator.resourceToken(for: resource))
-        state.withLockedValue { $0.scopes = union }
-        try await remember()
+        let named = challenge?.scope.map { $0.split(separator: " ").map(String.init) }
+        guard let token = try await client.steppingUp(for: endpoint, missing: named) else { return false }
+        cache(token)
         return true
     }
 
     private func cache(_ token: ResourceToken) {
         state.withLockedValue {
             $0.token = token.accessToken
-            // Sent as a bearer token: the protocol carries no DPoP proof.
-            $0.tokenType = "Bearer"
+            $0.resource = token.resource
         }
-    }
-
-    /// Keeps what was learned, for the next process.
-    private func remember() async throws {
-        let record: KnownResource? = state.withLockedValue { state in
-            guard let authenticator = state.authenticator, let resource = state.resource, let issuer = state.issuer
-            else { return nil }
-            return KnownResource(
-                resource: resource, issuer: issuer, account: authenticator.key.account, scopes: state.scopes,
-                clientID: state.configuredClientID)
-        }
-        if let record { try await options.knownResources.remember(record) }
-    }
-
-    /// Whether `resource` is `url` or a parent of it, on the same origin.
-    private static func covers(_ resource: URL, _ url: URL) -> Bool {
-        ProtectedResourceMetadata.covers(resource, url)
     }
 }

@@ -16,11 +16,7 @@ struct MCPServerTests {
 
     /// The SDK's server, and its MCP endpoint.
     func start(_ arguments: [String] = []) async throws -> (RunningCommand, String) {
-        let server = try RunningCommand(
-            CloudTools.python, [repositoryRoot.path + "/scripts/mcp-server/server.py"] + arguments)
-        let line = try await server.line { $0.hasPrefix("port: ") }
-        let port = try #require(Int(line.dropFirst("port: ".count)))
-        return (server, "http://127.0.0.1:\(port)/mcp")
+        try await MCPSDK.start(arguments)
     }
 
     /// Expires the sign-in's access token and each resource's, in the one sign-in `tokens` holds.
@@ -36,7 +32,7 @@ struct MCPServerTests {
     }
 
     static func call(_ id: Int, _ method: String, _ params: String) -> String {
-        #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#
+        MCPSDK.call(id, method, params)
     }
 
     @Test func fromTheServersURLAloneToAuthorizedCallsWithOneSignInAndOneRefresh() async throws {
@@ -203,6 +199,44 @@ struct MCPServerTests {
         #expect(log.filter { $0.hasPrefix("authorize ") }.count == 2, "the sign-in and one step-up: \(log)")
     }
 
+    /// A tool that needs a scope the server's metadata does not list (`--tool-scope`: its 403 names
+    /// the scopes, as the MCP spec's scope challenge does). The client registered for the listed
+    /// scope, and the SDK's authorization server refuses to authorize a client for a scope it was
+    /// not registered with: the step-up registers the client again for the union first, signs in
+    /// with it, and signs out the narrower client's sign-in (removed here; the server revokes only
+    /// for clients with a secret). A later process calls the tool with no
+    /// browser and no registration.
+    @Test func aScopeTheRegistrationLacksRegistersTheClientAgainBeforeTheStepUp() async throws {
+        let (server, url) = try await start(["--tool-scope", "admin_echo=mcp:admin"])
+        let directory = try TemporaryDirectory()
+        let store = ["--store", directory.path + "/store"]
+        let admin = Self.call(1, "tools/call", #"{"name":"admin_echo","arguments":{"text":"wider"}}"#)
+        let arguments = ["api", url, "-X", "POST"] + accept + ["-d", admin] + store
+        let first = try await run(
+            cli, arguments + ["--step-up"], environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(first.status == 0 && first.stdout.contains("wider"), "\(first.stderr)")
+        #expect(first.stderr.contains("wants the scope mcp:admin"), "\(first.stderr)")
+        let later = try await run(cli, arguments)
+        #expect(later.status == 0 && later.stdout.contains("wider"), "\(later.stderr)")
+        let tokens = FileTokenStore(directory: directory.path + "/store")
+        let signIns = try tokens.keys().filter { $0.clientID != ClientRegistration.storeClientID }
+        #expect(signIns.count == 1, "the narrower client's sign-in is gone: \(signIns)")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        let registrations = log.filter { $0.hasPrefix("register ") }
+        #expect(registrations.count == 2, "registered, then once more for the union: \(log)")
+        #expect(registrations.last?.hasSuffix("scope=mcp:tools mcp:admin") == true, "\(log)")
+        let authorizations = log.filter { $0.hasPrefix("authorize ") }
+        #expect(authorizations.count == 2, "the sign-in and one step-up: \(log)")
+        #expect(authorizations.last?.contains("scope=mcp:tools mcp:admin") == true, "\(log)")
+        // The SDK's server revokes only for clients with a secret, and these are public: nothing is
+        // sent to its revocation endpoint, and the narrower sign-in is removed here (above).
+        #expect(log.filter { $0.hasPrefix("revoke ") }.isEmpty, "\(log)")
+        #expect(log.filter { $0 == "refuse admin_echo" }.count == 1, "\(log)")
+        #expect(log.filter { $0 == "tool admin_echo" }.count == 2, "\(log)")
+    }
+
     /// The MCP Swift SDK's own client and HTTP transport (Samples/MCPClient), authorized by
     /// NativeAuthMCP, against the Python SDK's server: one sign-in, then other processes reuse it,
     /// and 4 processes after the token expired make one refresh.
@@ -319,17 +353,5 @@ struct MCPResourceServersTests {
                 && verified.allSatisfy { $0.hasSuffix("aud=http://127.0.0.1:\($0.split(separator: " ")[1])/mcp") },
             "\(log)")
         #expect(log.filter { $0.hasPrefix("tool ") }.isEmpty, "tools/list calls no tool: \(log)")
-    }
-}
-
-/// Whether the MCP Python SDK is in the project's virtualenv (scripts/test-server installs it).
-enum MCPSDK {
-    static var available: Bool {
-        let lib = repositoryRoot.path + "/.venv/lib"
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib)) ?? []
-        let installed = versions.contains {
-            FileManager.default.fileExists(atPath: "\(lib)/\($0)/site-packages/mcp/server/mcpserver")
-        }
-        return installed || CloudTools.isRequired
     }
 }

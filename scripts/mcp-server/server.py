@@ -6,21 +6,28 @@ with 401 challenges. Only the glue the SDK asks an application to write is here:
 provider that approves every authorization at once (no consent page), and one tool.
 
     .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"] [--grants "A"] [--sse]
+        [--tool-scope TOOL=SCOPE]
 
 --scopes: the scopes every MCP request needs (default `mcp:tools`); the SDK answers a token that
 lacks one with 403 `insufficient_scope` naming no scope, and its metadata lists them all.
 --grants: the only scopes the authorization server grants, whatever is asked (RFC 6749 §3.3
 lets it grant less); default: all that are asked.
 --sse: answer each request with a server-sent event stream (the SDK's default) instead of JSON.
+--tool-scope TOOL=SCOPE: the tool TOOL also needs SCOPE. The SDK checks scopes per server only, so
+the glue below does what the MCP spec (2025-11-25, "Scope challenge handling") describes: a
+`tools/call` of TOOL with a token that lacks SCOPE is answered 403 `insufficient_scope` naming the
+scopes it needs. SCOPE is one the authorization server registers (`valid_scopes`) but the
+metadata does not list (the SDK lists the scopes every request needs).
 
 The first line on stderr is `port: N`; the MCP endpoint is http://127.0.0.1:N/mcp and the
 issuer http://127.0.0.1:N. Then one line per event on stderr: `register CLIENT_ID`,
 `authorize CLIENT_ID scope=… resource=…`, `token authorization_code|refresh_token CLIENT_ID`,
-`tool echo`. Every token it issues is appended to NATIVEAUTH_TEST_SECRETS_FILE when set (the
+`revoke CLIENT_ID`, `refuse TOOL`, `tool echo`. Every token it issues is appended to NATIVEAUTH_TEST_SECRETS_FILE when set (the
 redaction check); none is printed.
 """
 
 import argparse
+import json
 import os
 import secrets
 import socket
@@ -67,7 +74,9 @@ class ApprovingProvider:
     async def register_client(self, client_info: OAuthClientInformationFull):
         self.clients[client_info.client_id] = client_info
         record(client_info.client_secret)
-        note(f"register {client_info.client_id} redirect_uris={','.join(map(str, client_info.redirect_uris or []))}")
+        note(
+            f"register {client_info.client_id} redirect_uris={','.join(map(str, client_info.redirect_uris or []))}"
+            f" scope={client_info.scope}")
 
     async def authorize(self, client, params: AuthorizationParams):
         code = "code-" + secrets.token_urlsafe(32)
@@ -118,8 +127,54 @@ class ApprovingProvider:
         return found
 
     async def revoke_token(self, token):
+        note(f"revoke {token.client_id}")
         self.access.pop(token.token, None)
         self.refresh.pop(token.token, None)
+
+
+class ToolScopes:
+    """ASGI glue around the SDK's app: a `tools/call` of a tool that needs a scope the token lacks
+    is answered 403 `insufficient_scope` with the scopes it needs (see --tool-scope)."""
+
+    def __init__(self, app, provider, needs, required, metadata_url):
+        self.app, self.provider, self.needs = app, provider, needs
+        self.required, self.metadata_url = required, metadata_url
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or not self.needs:
+            return await self.app(scope, receive, send)
+        messages, more = [], True
+        while more:
+            message = await receive()
+            messages.append(message)
+            more = message.get("more_body", False)
+        replay = iter(messages)
+
+        async def replayed():
+            return next(replay, None) or await receive()
+
+        try:
+            call = json.loads(b"".join(message.get("body", b"") for message in messages))
+        except ValueError:
+            call = None
+        name = (call.get("params") or {}).get("name") if isinstance(call, dict) else None
+        needed = self.needs.get(name) if call and call.get("method") == "tools/call" else None
+        headers = dict(scope["headers"])
+        token = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
+        access = await self.provider.load_access_token(token) if needed and token else None
+        if access is not None and needed not in access.scopes:
+            note(f"refuse {name}")
+            asked = " ".join(self.required + [needed])
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="{asked}", resource_metadata="{self.metadata_url}",'
+                f' error_description="the tool {name} needs the scope {needed}"')
+            body = json.dumps({"error": "insufficient_scope"}).encode()
+            await send({"type": "http.response.start", "status": 403, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", challenge.encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, replayed, send)
 
 
 def main():
@@ -128,8 +183,10 @@ def main():
     parser.add_argument("--scopes", default="mcp:tools")
     parser.add_argument("--grants")
     parser.add_argument("--sse", action="store_true")
+    parser.add_argument("--tool-scope", action="append", default=[])
     arguments = parser.parse_args()
     scopes = arguments.scopes.split()
+    needs = dict(pair.split("=", 1) for pair in arguments.tool_scope)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     # Listening before the port is printed: a client that connects at once is queued, not refused.
@@ -147,7 +204,7 @@ def main():
             validate_token_resource=True,
             required_scopes=scopes,
             client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=scopes, default_scopes=scopes),
+                enabled=True, valid_scopes=scopes + sorted(set(needs.values())), default_scopes=scopes),
             revocation_options=RevocationOptions(enabled=True),
         ),
     )
@@ -167,8 +224,16 @@ def main():
             await anyio.sleep(0.05)
         return "done waiting"
 
+    @server.tool()
+    def admin_echo(text: str) -> str:
+        """Says the text back, for a token with the scope --tool-scope names."""
+        note("tool admin_echo")
+        return text
+
     # Stateless: every request stands alone, so that separate processes may call it (no session id).
-    app = server.streamable_http_app(json_response=not arguments.sse, stateless_http=True, host="127.0.0.1")
+    app = ToolScopes(
+        server.streamable_http_app(json_response=not arguments.sse, stateless_http=True, host="127.0.0.1"),
+        provider, needs, scopes, f"{base}/.well-known/oauth-protected-resource/mcp")
     config = uvicorn.Config(app, log_level="warning")
     note(f"port: {port}")
     anyio.run(uvicorn.Server(config).serve, [listener])

@@ -1,0 +1,139 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NativeAuth
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+/// `ResourceClient`'s own decisions, in process against the sandbox (the official MCP SDK's server
+/// runs in NativeAuthMCPTests): what it keeps, where a token goes, and what a refused server is sent.
+@Suite(.testLogging) struct ResourceClientSandboxTests {
+    /// The sandbox's transport, keeping each request it sends.
+    struct Recording: HTTPTransport {
+        let inner: any HTTPTransport
+        let sent = NIOLockedValueBox([HTTPRequest]())
+
+        func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+            sent.withLockedValue { $0.append(request) }
+            return try await inner.send(request, body: body)
+        }
+    }
+
+    func sandbox() async throws -> SandboxAuthorizationServer {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mcp", "other"]
+        return try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
+    }
+
+    func client(
+        _ sandbox: SandboxAuthorizationServer, transport: any HTTPTransport, store: MemoryTokenStore,
+        records: MemoryKnownResourceStore, configure: (inout ResourceClient.Options) -> Void = { _ in }
+    ) -> ResourceClient {
+        var options = ResourceClient.Options(
+            clientName: "sandbox-resource-tests", transport: transport, store: store, knownResources: records)
+        configure(&options)
+        return ResourceClient(options: options) { signIn in
+            RedirectFollowingPresenter(transport: sandbox.transport, port: signIn.redirectPort)
+        }
+    }
+
+    @Test func theURLAloneSignsInOnceAndALaterClientUsesWhatWasKept() async throws {
+        let sandbox = try await sandbox()
+        let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())
+        let mcp = sandbox.resourceURL("mcp")
+        let (first, body) = try await client(sandbox, transport: sandbox.transport, store: store, records: records)
+            .send(HTTPRequest(method: .get, url: mcp))
+        #expect(first.status.code == 200, "\(String(decoding: body, as: UTF8.self))")
+        #expect(sandbox.requestCount(.registration) == 1 && sandbox.requestCount(.authorization) == 1)
+        #expect(sandbox.issuedAudiences.last == [mcp.absoluteString])
+        let kept = try #require(await records.knownResources().first)
+        #expect(kept.resource == mcp && kept.issuer.absoluteString == sandbox.issuer.absoluteString)
+
+        // Another client on the same stores (another process): under the resource, no 401 first.
+        let recording = Recording(inner: sandbox.transport)
+        let later = client(sandbox, transport: recording, store: store, records: records)
+        let (second, _) = try await later.send(HTTPRequest(method: .get, url: mcp.appendingPathComponent("tools")))
+        #expect(second.status.code == 200)
+        #expect(sandbox.requestCount(.registration) == 1 && sandbox.requestCount(.authorization) == 1)
+        #expect(sandbox.requestCount(.protectedResourceMetadata) == 1, "the metadata was read once")
+    }
+
+    @Test func aURLTheResourceDoesNotCoverGetsNoneOfItsTokens() async throws {
+        let sandbox = try await sandbox()
+        let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())
+        let recording = Recording(inner: sandbox.transport)
+        let resources = client(sandbox, transport: recording, store: store, records: records)
+        let (first, _) = try await resources.send(HTTPRequest(method: .get, url: sandbox.resourceURL("mcp")))
+        #expect(first.status.code == 200)
+        let sentToMCP = try #require(try await records.knownResources().first?.account)
+        #expect(!sentToMCP.isEmpty)
+
+        // Another resource of the same server: asked first without a token, then with its own.
+        let other = sandbox.resourceURL("other")
+        let (second, _) = try await resources.send(HTTPRequest(method: .get, url: other))
+        #expect(second.status.code == 200)
+        let toOther = recording.sent.withLockedValue { $0 }.filter {
+            $0.url?.path.hasSuffix("/resources/other") == true
+        }
+        #expect(toOther.first?.headerFields[.authorization] == nil, "the first request carries no token")
+        #expect(sandbox.issuedAudiences.last == [other.absoluteString], "a token issued for it")
+        // The sandbox binds a sign-in to the resources it was asked for (as django-oauth-toolkit
+        // does): the first sign-in was tried, refused, and left as it was; the second is in an
+        // account of the resource's own.
+        #expect(sandbox.requestCount(.authorization) == 2)
+        let accounts = try await records.knownResources().map(\.account)
+        #expect(accounts.count == 2 && accounts.contains(sentToMCP) && Set(accounts).count == 2, "\(accounts)")
+        #expect(accounts.contains { $0.hasSuffix("/resources/other") }, "\(accounts)")
+    }
+
+    @Test func aServerTheAppRefusesIsSentNothing() async throws {
+        let sandbox = try await sandbox()
+        let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())
+        let refusing = client(sandbox, transport: sandbox.transport, store: store, records: records) {
+            $0.approvesServer = { issuer, _ in
+                throw AuthError(.configurationInvalid, "not this server: \(issuer.absoluteString)")
+            }
+        }
+        let refused = await #expect(throws: AuthError.self) {
+            try await refusing.send(HTTPRequest(method: .get, url: sandbox.resourceURL("mcp")))
+        }
+        #expect(refused?.message.hasPrefix("not this server") == true)
+        #expect(sandbox.requestCount(.discovery) == 0 && sandbox.requestCount(.registration) == 0)
+        #expect(sandbox.requestCount(.authorization) == 0 && sandbox.requestCount(.token) == 0)
+        #expect(try await records.knownResources().isEmpty)
+    }
+
+    @Test func aScopeChallengeStepsUpOnlyWhenAgreedAndOnce() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mcp"]
+        configuration.scopesSupported += ["tools:admin"]
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
+        let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())
+        let mcp = sandbox.resourceURL("mcp")
+        let asked = NIOLockedValueBox([[String]]())
+        let resources = client(sandbox, transport: sandbox.transport, store: store, records: records) {
+            // Fewer than the metadata lists, as a challenge's scope would be.
+            $0.scopes = ["openid"]
+            $0.stepsUp = { signIn in
+                asked.withLockedValue { $0.append(signIn.scopes) }
+                return asked.withLockedValue { $0.count } > 1
+            }
+        }
+        _ = try await resources.send(HTTPRequest(method: .get, url: mcp))
+        let authorizations = sandbox.requestCount(.authorization)
+        // Not agreed: no sign-in, nothing more asked.
+        #expect(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]) == nil)
+        #expect(sandbox.requestCount(.authorization) == authorizations)
+        // Agreed: one sign-in for the union.
+        let token = try #require(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]))
+        #expect(token.scopes.contains("tools:admin"), "\(token.scopes)")
+        #expect(sandbox.requestCount(.authorization) == authorizations + 1)
+        #expect(sandbox.requestCount(.registration) == 2, "registered again: the first was for openid alone")
+        #expect(sandbox.lastAuthorizationQuery.first(named: "scope")?.contains("tools:admin") == true)
+        // The sign-in holds it now: nothing is missing, nothing is asked.
+        #expect(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]) == nil)
+        #expect(asked.withLockedValue { $0.count } == 2)
+        #expect(try await records.knownResources().first?.scopes.contains("tools:admin") == true)
+    }
+}
