@@ -109,7 +109,7 @@ enum CommandSettings {
 }
 
 /// Which groups of settings a command takes as options (a command shows only what it uses).
-public protocol SettingUse {
+public protocol SettingUse: SendableMetatype {
     /// The groups, in the order the command's help lists them; the providers' own settings come
     /// after them when ``providerSettings`` is `true`.
     static var groups: [SettingGroup] { get }

@@ -24,7 +24,7 @@ public import NativeAuth
 /// `--host`) under a section of each provider's, with its environment variable
 /// (`NATIVEAUTH_REGION`), its key in a `--config` file, and the hint of an error about it, all
 /// derived from the declaration.
-public protocol NativeAuthTool {
+public protocol NativeAuthTool: SendableMetatype {
     /// The tool's command name, used in hints ("run `oidc-login login`").
     static var toolName: String { get }
     /// The provider id used when neither `--provider` nor the configuration names one.

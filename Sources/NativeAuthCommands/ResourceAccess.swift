@@ -135,6 +135,29 @@ extension CommandOptions {
         streamingTo sink: ResponseBodySink? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (HTTPResponse, Data) {
+        let resources = try await resourceClient(
+            stepUp: stepUp, approvesServer: approvesServer, environment: environment)
+        return try await CommandSupport.cancellingOnSignals {
+            try await resources.send(request, body: body, streamingTo: sink)
+        }
+    }
+
+    /// The token of the protected resource at `url`, known from an earlier call, else found by its
+    /// 401 (`token --resource URL` with nothing configured), signing in when needed.
+    func resourceToken(
+        for url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> ResourceToken {
+        let resources = try await resourceClient(stepUp: .never, approvesServer: nil, environment: environment)
+        return try await CommandSupport.cancellingOnSignals { try await resources.accessToken(for: url) }
+    }
+
+    /// NativeAuth's `ResourceClient` for this tool: its settings' storage, transport and account,
+    /// the authenticator at each server made by `prepare(for:)`, and the loopback presenter.
+    private func resourceClient(
+        stepUp: StepUpConsent,
+        approvesServer: (@Sendable (_ issuer: URL, _ resource: URL) async throws -> Void)?,
+        environment: [String: String]
+    ) async throws -> ResourceClient {
         let storage = try await openStorage(environment: environment)
         var client = ResourceClient.Options(
             clientName: Tool.toolName, transport: try transportChoice().makeTransport(logger: Self.logger),
@@ -166,7 +189,7 @@ extension CommandOptions {
                 environment: environment
             ).authenticator
         }
-        let resources = ResourceClient(options: client) { signIn in
+        return ResourceClient(options: client) { signIn in
             let shown = Redaction.scrubURL(signIn.resource.absoluteString)
             switch signIn.reason {
             case .firstSignIn:
@@ -182,9 +205,6 @@ extension CommandOptions {
             return LoopbackPresenter(
                 configuration: .init(
                     port: signIn.redirectPort ?? 0, timeout: .seconds(300), opener: SystemBrowserOpener()))
-        }
-        return try await CommandSupport.cancellingOnSignals {
-            try await resources.send(request, body: body, streamingTo: sink)
         }
     }
 

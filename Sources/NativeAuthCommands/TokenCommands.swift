@@ -138,6 +138,19 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             return
         }
         var resource = try options.singleResource()
+        if let asked = resource, !format.isCloud, format != .dpopProof, tokenKind != TokenKind.id.rawValue,
+            options.configuredIssuer() == nil,
+            try await options.knownResourceStore().knownResource(covering: asked) == nil
+        {
+            // Nothing configured but the resource's URL: its 401 names its server (as `api URL`).
+            let token = try await options.resourceToken(for: asked)
+            try TokenOutput.checkPrintable(token.accessToken)
+            let tokens = TokenSet(
+                accessToken: token.accessToken, tokenType: token.tokenType, scopes: token.scopes,
+                expiresAt: token.expiresAt, issuedAt: token.issuedAt)
+            CommandSupport.printLine(try format.text(tokens, execInfo: execInfo, kind: .access))
+            return
+        }
         var prepared: PreparedAccount
         if let asked = resource, !format.isCloud,
             let known = try await options.knownResourceStore().knownResource(covering: asked)

@@ -91,6 +91,32 @@ struct MCPServerTests {
         #expect(log.filter { $0 == "tool echo" }.count == 1, "\(log)")
     }
 
+    /// `token --resource URL` with nothing configured and nothing known: the URL's 401 names the
+    /// server, the tool registers and signs in, and prints the resource's token; `api URL` in
+    /// another process then needs no browser and no registration. A URL that answers without a
+    /// 401 names no server, and says so.
+    @Test func theTokenOfAURLAloneSignsInOnceAndOtherCommandsUseIt() async throws {
+        let (server, url) = try await start()
+        let directory = try TemporaryDirectory()
+        let store = ["--store", directory.path + "/store"]
+        let token = try await run(
+            cli, ["token", "--resource", url] + store, environment: ["BROWSER": redirectFollowingBrowser])
+        #expect(token.status == 0 && token.stdout.hasPrefix("mcp-at-"), "\(token.stderr)")
+        let list = Self.call(1, "tools/list", "{}")
+        let api = try await run(cli, ["api", url, "-X", "POST"] + accept + ["-d", list] + store)
+        #expect(api.status == 0 && api.stdout.contains(#""echo""#), "\(api.stderr)")
+        let again = try await run(cli, ["token", "--resource", url] + store)
+        #expect(again.stdout == token.stdout, "the kept token: \(again.stderr)")
+        let open = url.replacingOccurrences(of: "/mcp", with: "/.well-known/oauth-protected-resource/mcp")
+        let none = try await run(cli, ["token", "--resource", open] + store)
+        #expect(none.status == 1 && none.stderr.contains("names no authorization server"), "\(none.stderr)")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("register ") }.count == 1, "\(log)")
+        #expect(log.filter { $0.hasPrefix("authorize ") }.count == 1, "\(log)")
+    }
+
     /// The SDK's server answering with a server-sent event stream (its default): `api` prints each
     /// event as it arrives. The tool reports progress and then waits for a file the test creates
     /// only once the progress event is on the CLI's standard output; a CLI that printed the answer

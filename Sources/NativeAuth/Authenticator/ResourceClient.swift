@@ -223,6 +223,32 @@ public final class ResourceClient: Sendable {
         }
     }
 
+    /// The token for the resource at `url`: when it is not known, found from the 401 of a `GET`
+    /// without a token, signing in when needed (for a program that sends the token itself).
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/metadataUnavailable`` when `url` answers without a
+    ///   401 (it names no authorization server); what discovery, registration and the sign-in throw.
+    public func accessToken(for url: URL) async throws -> ResourceToken {
+        try EndpointPolicy.validate(url)
+        if var entry = try await known(url) {
+            entry = try await signedIn(entry)
+            let token = try await entry.authenticator.resourceToken(for: entry.resource)
+            try await remember(entry)
+            return token
+        }
+        var probe = HTTPRequest(method: .get, url: url)
+        probe.headerFields[.accept] = "application/json, text/event-stream"
+        let (answer, _) = try await options.transport.send(probe, body: nil)
+        guard answer.status.code == 401 else {
+            throw AuthError(
+                .metadataUnavailable,
+                "\(Redaction.scrubURL(url.absoluteString)) answered HTTP \(answer.status.code) to a request without a"
+                    + " token, not 401: it names no authorization server",
+                hint: "check the URL, or configure the API's authorization server", operation: .discovery)
+        }
+        return try await accessToken(for: url, answering: answer, refused: nil)
+    }
+
     /// A token for the resource at `url`, after its 401 `answer`: the resource found (from the
     /// answer, unless known), the token `refused` dropped, another one got, signing in when
     /// needed.

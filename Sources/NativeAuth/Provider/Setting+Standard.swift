@@ -101,7 +101,8 @@ extension Setting where Value == [URL] {
         "resource",
         help: "A protected resource (RFC 8707) the tokens are for: an absolute URL; several are space-separated"
             + " (on a command line, repeated). With a token or a request of its own: a token for this resource alone,"
-            + " under the same sign-in.",
+            + " under the same sign-in. With no issuer configured: the resource's 401 names its authorization server"
+            + " (RFC 9728), where the tool signs in for it once.",
         valueName: "url", group: .request,
         parse: SettingParser(form: .list) { text, _ throws(AuthError) in
             var resources: [URL] = []
