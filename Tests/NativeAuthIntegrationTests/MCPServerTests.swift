@@ -117,6 +117,58 @@ struct MCPServerTests {
         #expect(log.filter { $0.hasPrefix("authorize ") }.count == 1, "\(log)")
     }
 
+    /// A second MCP server (the SDK's resource-server mode, resource_servers.py) behind the first
+    /// one's authorization server, which is the SDK's: its token endpoint reads `resource` on a
+    /// refresh but does not pass it on, so every token had under the first server's sign-in is for
+    /// the first server, and the second refuses each. The first sign-in is tried (no browser), its
+    /// tokens refused twice, then the person signs in once for the second server, in an account of
+    /// its own; both servers then work from their URL alone, with no browser.
+    @Test func aServerWhoseAuthorizationServerIgnoresTheResourceOnRefreshGetsASignInOfItsOwn() async throws {
+        let directory = try TemporaryDirectory()
+        let secret = directory.path + "/introspection-secret"
+        try Data("introspection-\(UUID().uuidString)".utf8).write(to: URL(fileURLWithPath: secret))
+        let (server, first) = try await start(["--introspection-secret-file", secret])
+        let issuer = String(first.dropLast("/mcp".count))
+        let resources = try RunningCommand(
+            CloudTools.python,
+            [
+                repositoryRoot.path + "/scripts/mcp-server/resource_servers.py", "--issuer", issuer,
+                "--introspection", issuer + "/introspect", "--client", "introspector", "--secret-file", secret,
+                "--count", "1", "--scope", "mcp:tools",
+            ])
+        let port = try await resources.line { $0.hasPrefix("ports: ") }.dropFirst("ports: ".count)
+        let second = "http://127.0.0.1:\(port)/mcp"
+        let store = ["--store", directory.path + "/store"]
+        let list = Self.call(1, "tools/list", "{}")
+        let browser = ["BROWSER": redirectFollowingBrowser]
+        func call(_ url: String, environment: [String: String] = [:]) async throws -> CommandResult {
+            try await run(cli, ["api", url, "-X", "POST"] + accept + ["-d", list] + store, environment: environment)
+        }
+
+        let one = try await call(first, environment: browser)
+        #expect(one.status == 0 && one.stdout.contains(#""echo""#), "\(one.stderr)")
+        let two = try await call(second, environment: browser)
+        #expect(two.status == 0 && two.stdout.contains(#""echo""#), "\(two.stderr)")
+        #expect(two.stderr.contains("the sign-in tried does not cover \(second)"), "\(two.stderr)")
+        for url in [first, second, first] {
+            let again = try await call(url)
+            #expect(again.status == 0 && again.stdout.contains(#""echo""#), "\(url): \(again.stderr)")
+        }
+        let records = try FileKnownResourceStore(directory: directory.path + "/store").knownResources()
+        #expect(Set(records.map(\.account)).count == 2, "two accounts: \(records)")
+
+        resources.stop()
+        let verified = await resources.finish().stderr.split(separator: "\n").filter { $0.hasPrefix("verify ") }
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        let authorizations = log.filter { $0.hasPrefix("authorize ") }
+        #expect(authorizations.count == 2, "one sign-in per server: \(log)")
+        #expect(authorizations.last?.hasSuffix("resource=\(second)") == true, "\(log)")
+        #expect(log.filter { $0.hasPrefix("register ") }.count == 1, "one client for both: \(log)")
+        #expect(verified.contains { $0.hasSuffix("aud=\(first)") }, "the first sign-in's token was tried: \(verified)")
+        #expect(verified.last?.hasSuffix("aud=\(second)") == true, "\(verified)")
+    }
+
     /// The SDK's server answering with a server-sent event stream (its default): `api` prints each
     /// event as it arrives. The tool reports progress and then waits for a file the test creates
     /// only once the progress event is on the CLI's standard output; a CLI that printed the answer

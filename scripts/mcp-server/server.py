@@ -6,7 +6,7 @@ with 401 challenges. Only the glue the SDK asks an application to write is here:
 provider that approves every authorization at once (no consent page), and one tool.
 
     .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"] [--grants "A"] [--sse]
-        [--tool-scope TOOL=SCOPE]
+        [--tool-scope TOOL=SCOPE] [--introspection-secret-file PATH]
 
 --scopes: the scopes every MCP request needs (default `mcp:tools`); the SDK answers a token that
 lacks one with 403 `insufficient_scope` naming no scope, and its metadata lists them all.
@@ -18,15 +18,21 @@ the glue below does what the MCP spec (2025-11-25, "Scope challenge handling") d
 `tools/call` of TOOL with a token that lacks SCOPE is answered 403 `insufficient_scope` naming the
 scopes it needs. SCOPE is one the authorization server registers (`valid_scopes`) but the
 metadata does not list (the SDK lists the scopes every request needs).
+--introspection-secret-file PATH: serve RFC 7662 introspection at /introspect for the client
+`introspector` with the secret in PATH (HTTP Basic), as the SDK's own example authorization server
+(examples/servers/simple-auth) adds it, so that resource servers (resource_servers.py) take its
+tokens. The SDK's token endpoint reads `resource` on a refresh but does not pass it on: a refreshed
+token keeps the resource its sign-in was for.
 
 The first line on stderr is `port: N`; the MCP endpoint is http://127.0.0.1:N/mcp and the
 issuer http://127.0.0.1:N. Then one line per event on stderr: `register CLIENT_ID`,
 `authorize CLIENT_ID scope=… resource=…`, `token authorization_code|refresh_token CLIENT_ID`,
-`revoke CLIENT_ID`, `refuse TOOL`, `tool echo`. Every token it issues is appended to NATIVEAUTH_TEST_SECRETS_FILE when set (the
+`revoke CLIENT_ID`, `refuse TOOL`, `introspect aud=…`, `tool echo`. Every token it issues is appended to NATIVEAUTH_TEST_SECRETS_FILE when set (the
 redaction check); none is printed.
 """
 
 import argparse
+import base64
 import json
 import os
 import secrets
@@ -177,6 +183,28 @@ class ToolScopes:
         await self.app(scope, replayed, send)
 
 
+def introspection(provider, secret):
+    """The /introspect route (RFC 7662): a known, unexpired access token's client, scope, expiry and
+    audience (its RFC 8707 resource), for the client `introspector` alone."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def introspect(request):
+        expected = "Basic " + base64.b64encode(f"introspector:{secret}".encode()).decode()
+        if not secrets.compare_digest(request.headers.get("authorization", ""), expected):
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        token = (await request.form()).get("token", "")
+        found = await provider.load_access_token(token)
+        if found is None:
+            return JSONResponse({"active": False})
+        note(f"introspect aud={found.resource}")
+        return JSONResponse({
+            "active": True, "client_id": found.client_id, "scope": " ".join(found.scopes), "exp": found.expires_at,
+            "aud": found.resource, "username": found.subject})
+
+    return Route("/introspect", introspect, methods=["POST"])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--access-token-seconds", type=int, default=3600)
@@ -184,6 +212,7 @@ def main():
     parser.add_argument("--grants")
     parser.add_argument("--sse", action="store_true")
     parser.add_argument("--tool-scope", action="append", default=[])
+    parser.add_argument("--introspection-secret-file")
     arguments = parser.parse_args()
     scopes = arguments.scopes.split()
     needs = dict(pair.split("=", 1) for pair in arguments.tool_scope)
@@ -231,9 +260,11 @@ def main():
         return text
 
     # Stateless: every request stands alone, so that separate processes may call it (no session id).
-    app = ToolScopes(
-        server.streamable_http_app(json_response=not arguments.sse, stateless_http=True, host="127.0.0.1"),
-        provider, needs, scopes, f"{base}/.well-known/oauth-protected-resource/mcp")
+    sdk_app = server.streamable_http_app(json_response=not arguments.sse, stateless_http=True, host="127.0.0.1")
+    if arguments.introspection_secret_file:
+        with open(arguments.introspection_secret_file) as file:
+            sdk_app.router.routes.append(introspection(provider, file.read().strip()))
+    app = ToolScopes(sdk_app, provider, needs, scopes, f"{base}/.well-known/oauth-protected-resource/mcp")
     config = uvicorn.Config(app, log_level="warning")
     note(f"port: {port}")
     anyio.run(uvicorn.Server(config).serve, [listener])

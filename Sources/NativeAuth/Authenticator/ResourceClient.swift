@@ -31,8 +31,9 @@ internal import NIOConcurrencyHelpers
 ///    with one exact loopback redirect URI, kept in the store for later processes.
 /// 5. The account: the one kept for the resource, else ``Options/account``, else one that holds a
 ///    token of another resource of the same server (RFC 8707 §2.2), else the active one
-///    (``Options/activeAccounts``). When its
-///    sign-in does not cover the resource, the person signs in: in the named account, else in an
+///    (``Options/activeAccounts``). When its sign-in does not cover the resource (the server
+///    refuses the target, or the resource refuses every token had under it, as when its server
+///    ignores `resource` on a refresh), the person signs in: in the named account, else in an
 ///    account of the resource's own (`host:port/path`), so that the sign-in tried stays as it was.
 /// 6. The request is sent again with the resource's token (RFC 8707), refreshed and retried once
 ///    on a 401.
@@ -116,6 +117,8 @@ public final class ResourceClient: Sendable {
         var account: String?
         /// The authenticator at ``issuer``, for ``account`` once it is known.
         var authenticator: Authenticator
+        /// Whether its account holds the sign-in of another resource of the server, tried first.
+        var borrowed = false
     }
 
     private let options: Options
@@ -191,7 +194,17 @@ public final class ResourceClient: Sendable {
         let result: (HTTPResponse, Data)
         do {
             entry = try await signedIn(entry)
-            result = try await answer()
+            do {
+                result = try await answer()
+            } catch let error as AuthError where error.code == .invalidToken && entry.borrowed {
+                // The resource refuses every token had under another resource's sign-in: its server
+                // issued them for that resource (it ignores `resource` on a refresh, as the MCP
+                // SDK's does). A sign-in of its own, and the request again.
+                let borrowed = entry.authenticator
+                entry = try await signIn(entry, into: entry.ownAccountName, reason: .notCovered(error))
+                _ = try await borrowed.lifecycle.removeResourceTokens(for: entry.resource)
+                result = try await answer()
+            }
         } catch let error as AuthError where error.code == .insufficientScope {
             guard let (widened, asked) = try await steppedUp(entry, missing: error.missingScopes) else { throw error }
             entry = widened
@@ -377,7 +390,9 @@ public final class ResourceClient: Sendable {
     private func signedIn(_ entry: Held) async throws -> Held {
         var entry = entry
         if entry.account == nil {
-            entry.authenticator = entry.authenticator.forAccount(try await firstAccount(for: entry))
+            let (first, borrowed) = try await firstAccount(for: entry)
+            entry.authenticator = entry.authenticator.forAccount(first)
+            entry.borrowed = borrowed
         }
         guard try await entry.authenticator.currentTokens() != nil else {
             return try await signIn(entry, into: entry.account, reason: .firstSignIn)
@@ -400,23 +415,24 @@ public final class ResourceClient: Sendable {
     }
 
     /// The account tried first for a resource with none named: one holding a token of another
-    /// resource of the same server, else the active one.
-    private func firstAccount(for entry: Held) async throws -> String {
+    /// resource of the same server (borrowed), else the active one.
+    private func firstAccount(for entry: Held) async throws -> (String, borrowed: Bool) {
         if let sibling = try await options.knownResources.knownResources().first(where: {
             Self.sameIssuer($0.issuer, entry.issuer) && $0.resource != entry.resource
         }) {
-            return sibling.account
+            return (sibling.account, true)
         }
         if let active = options.activeAccounts {
-            return try await Accounts(entry.authenticator, active: active).active() ?? TokenKey.defaultAccount
+            return (try await Accounts(entry.authenticator, active: active).active() ?? TokenKey.defaultAccount, false)
         }
-        return TokenKey.defaultAccount
+        return (TokenKey.defaultAccount, false)
     }
 
     /// The person signs in for `entry`'s resource into the account `name`; without one, into an
     /// account named after who signed in (with ``Options/activeAccounts``), else the default one.
     private func signIn(_ entry: Held, into name: String?, reason: ResourceSignIn.Reason) async throws -> Held {
         var entry = entry
+        entry.borrowed = false
         entry.authenticator = entry.authenticator.forAccount(name ?? TokenKey.defaultAccount)
         let presenter = try await presenter(signInFor: entry, reason: reason, scopes: entry.scopes)
         if name == nil, let active = options.activeAccounts {
