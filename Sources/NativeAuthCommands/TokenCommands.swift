@@ -183,7 +183,14 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         var held: TokenSet?
         if automatic { held = try await prepared.authenticator.currentTokens() }
         let wantsID = asked == .id || held?.idToken != nil || (format == .googleExecutable && asked == nil)
-        var tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self, idToken: wantsID)
+        var tokens: TokenSet
+        if resource != nil, !wantsID, let current = try await prepared.authenticator.currentTokens() {
+            // A resource's token comes with the sign-in's refresh token, whether or not the sign-in's
+            // own access token is still valid: that one is not refreshed for nothing.
+            tokens = current
+        } else {
+            tokens = try await TokenSupply.tokens(prepared, signIn: signIn, tool: Tool.self, idToken: wantsID)
+        }
         let kind: TokenKind =
             asked ?? (format == .googleExecutable || (automatic && tokens.idToken != nil) ? .id : .access)
         if kind == .id, !wantsID, !tokens.idTokenIsValid(at: Date()) {

@@ -105,8 +105,18 @@ struct MCPServerTests {
         let list = Self.call(1, "tools/list", "{}")
         let api = try await run(cli, ["api", url, "-X", "POST"] + accept + ["-d", list] + store)
         #expect(api.status == 0 && api.stdout.contains(#""echo""#), "\(api.stderr)")
+        // The sign-in's own access token expired, the resource's did not: the kept resource token,
+        // and no refresh for the sign-in's.
+        let tokens = FileTokenStore(directory: directory.path + "/store")
+        let key = try #require(try tokens.keys().first { $0.clientID != ClientRegistration.storeClientID })
+        var held = try #require(try tokens.load(key))
+        held.expiresAt = Date(timeIntervalSinceNow: -30)
+        try tokens.save(held, for: key)
+        let refreshes = { (log: [Substring]) in log.filter { $0.hasPrefix("token refresh_token ") }.count }
+        let before = refreshes(server.stderr.split(separator: "\n"))
         let again = try await run(cli, ["token", "--resource", url] + store)
         #expect(again.stdout == token.stdout, "the kept token: \(again.stderr)")
+        #expect(refreshes(server.stderr.split(separator: "\n")) == before, "no refresh for the sign-in's token")
         let open = url.replacingOccurrences(of: "/mcp", with: "/.well-known/oauth-protected-resource/mcp")
         let none = try await run(cli, ["token", "--resource", open] + store)
         #expect(none.status == 1 && none.stderr.contains("names no authorization server"), "\(none.stderr)")

@@ -176,9 +176,10 @@ import Testing
     /// 500 or 502): a network error that names the proxy and the server, not a malformed answer.
     @Test func aProxysErrorPageNamesTheProxy() async throws {
         let proxy = try await TinyProxy.start()
-        let closed = try await TestHTTPServer.start { _ in .json("{}") }
-        let url = closed.url("/token")
-        await closed.stop()
+        // Held for the whole test: a server's port closed before the request could be taken by
+        // another test's server meanwhile, and the proxy would reach it.
+        let closed = try RefusingPort()
+        let url = try #require(URL(string: "http://127.0.0.1:\(closed.port)/token"))
         let error = await #expect(throws: AuthError.self) {
             _ = try await transport(["HTTP_PROXY": proxy.url(), "NATIVEAUTH_PROXY_LOOPBACK": "1"]).send(
                 get(url), body: nil)
@@ -189,6 +190,7 @@ import Testing
         #expect(error?.hint?.contains("NO_PROXY") == true)
         #expect(proxy.requests == ["CONNECT 127.0.0.1:\(closed.port) HTTP/1.1"])
         await proxy.stop()
+        withExtendedLifetime(closed) {}
     }
 
     /// A proxy that is not there is a network error naming it and the variables to check.
