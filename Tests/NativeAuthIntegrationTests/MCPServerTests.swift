@@ -179,6 +179,28 @@ struct MCPServerTests {
         #expect(verified.last?.hasSuffix("aud=\(second)") == true, "\(verified)")
     }
 
+    /// Four processes at once, from nothing but the URL: one registration and one sign-in, under
+    /// the store's lock; the processes that waited use it.
+    @Test func processesAtOnceFromTheURLAloneShareOneSignIn() async throws {
+        let (server, url) = try await start()
+        let directory = try TemporaryDirectory()
+        let list = Self.call(1, "tools/list", "{}")
+        let cli = cli
+        let arguments = ["api", url, "-X", "POST"] + accept + ["-d", list, "--store", directory.path + "/store"]
+        let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await run(cli, arguments, environment: ["BROWSER": redirectFollowingBrowser]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.status == 0 && $0.stdout.contains(#""echo""#) }, "\(results.map(\.stderr))")
+
+        server.stop()
+        let log = await server.finish().stderr.split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("register ") }.count == 1, "\(log)")
+        #expect(log.filter { $0.hasPrefix("authorize ") }.count == 1, "one sign-in for four processes: \(log)")
+    }
+
     /// The SDK's server answering with a server-sent event stream (its default): `api` prints each
     /// event as it arrives. The tool reports progress and then waits for a file the test creates
     /// only once the progress event is on the CLI's standard output; a CLI that printed the answer

@@ -59,6 +59,22 @@ import Testing
         #expect(sandbox.requestCount(.protectedResourceMetadata) == 1, "the metadata was read once")
     }
 
+    @Test func callersAtOnceShareOneRegistrationAndOneSignIn() async throws {
+        let sandbox = try await sandbox()
+        let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())
+        let resources = client(sandbox, transport: sandbox.transport, store: store, records: records)
+        let mcp = sandbox.resourceURL("mcp")
+        let codes = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 {
+                group.addTask { try await resources.send(HTTPRequest(method: .get, url: mcp)).0.status.code }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(codes == Array(repeating: 200, count: 6))
+        #expect(sandbox.requestCount(.registration) == 1, "\(sandbox.requestCounts)")
+        #expect(sandbox.requestCount(.authorization) == 1, "one sign-in for six callers: \(sandbox.requestCounts)")
+    }
+
     @Test func aURLTheResourceDoesNotCoverGetsNoneOfItsTokens() async throws {
         let sandbox = try await sandbox()
         let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())

@@ -39,6 +39,9 @@ internal import NIOConcurrencyHelpers
 ///    on a 401.
 ///
 /// What it learned is kept (``KnownResource``): a later call, in any process, needs the URL alone.
+/// Callers that need a sign-in for the same resource at once (in this process, or in processes
+/// that share the store's lock) share one: the first signs in, the others wait under the store's
+/// lock and use it.
 ///
 /// A 403 `insufficient_scope` leads to one more sign-in, when ``Options/stepsUp`` agrees: for the
 /// scopes held and those the challenge names (else those the resource lists), registering the
@@ -430,7 +433,46 @@ public final class ResourceClient: Sendable {
 
     /// The person signs in for `entry`'s resource into the account `name`; without one, into an
     /// account named after who signed in (with ``Options/activeAccounts``), else the default one.
+    ///
+    /// One sign-in at a time per resource, under the store's lock (across processes, for a store
+    /// that shares its lock): a caller that waited uses the sign-in the one before it made, kept in
+    /// the resource's record, instead of opening the browser again.
     private func signIn(_ entry: Held, into name: String?, reason: ResourceSignIn.Reason) async throws -> Held {
+        let key = TokenKey(
+            issuer: entry.issuer.absoluteString, clientID: Self.signInLockClientID,
+            account: entry.resource.absoluteString)
+        return try await options.store.lock.withLock(key, timeout: Self.signInLockTimeout) {
+            if let made = try await self.signInMadeMeanwhile(for: entry, reason: reason) { return made }
+            let made = try await self.signingIn(entry, into: name, reason: reason)
+            try await self.remember(made)
+            return made
+        }
+    }
+
+    /// The lock key's client id of a resource's sign-in (no sign-in has it).
+    static let signInLockClientID = "nativeauth:resource-sign-in"
+    /// How long a caller waits for another's sign-in for the same resource: a person's sign-in
+    /// in the browser, and some.
+    static let signInLockTimeout = Duration.seconds(900)
+
+    /// The sign-in for `entry`'s resource that another caller made while this one waited: the
+    /// account its record names holds tokens, and is not the account found lacking (unless it had
+    /// none at all).
+    private func signInMadeMeanwhile(for entry: Held, reason: ResourceSignIn.Reason) async throws -> Held? {
+        guard let record = try await options.knownResources.knownResource(covering: entry.resource),
+            record.resource == entry.resource
+        else { return nil }
+        let lacking = entry.authenticator.key.account
+        if case .firstSignIn = reason {} else if record.account == lacking { return nil }
+        var made = entry
+        made.borrowed = false
+        made.authenticator = entry.authenticator.forAccount(record.account)
+        guard try await made.authenticator.currentTokens() != nil else { return nil }
+        options.logger.debug("another caller signed in for the resource meanwhile; using that sign-in")
+        return settled(made)
+    }
+
+    private func signingIn(_ entry: Held, into name: String?, reason: ResourceSignIn.Reason) async throws -> Held {
         var entry = entry
         entry.borrowed = false
         entry.authenticator = entry.authenticator.forAccount(name ?? TokenKey.defaultAccount)
