@@ -5,12 +5,6 @@ import NativeAuthTesting
 import TestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// What a real, strict server showed about `logout` and the loopback port, each against the
 /// sandbox configured to behave the same way: a revocation endpoint that takes confidential clients
 /// only, a revocation that fails, a logout with nothing stored, and redirect URIs matched exactly.
@@ -129,22 +123,6 @@ import Testing
 
     /// A port nothing listens on now: bound, read and closed.
     private func unusedPort() throws -> Int {
-        #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        try #require(bound, "binding a port on 127.0.0.1")
-        return Int(UInt16(bigEndian: address.sin_port))
+        try RefusingPort().port
     }
 }
