@@ -147,9 +147,17 @@ import Testing
         #expect(sandbox.requestCount(.authorization) == authorizations + 1)
         #expect(sandbox.requestCount(.registration) == 2, "registered again: the first was for openid alone")
         #expect(sandbox.lastAuthorizationQuery.first(named: "scope")?.contains("tools:admin") == true)
+        // Four callers refused at once for another scope: one step-up, which the others use.
+        let before = sandbox.requestCount(.authorization)
+        let tokens = try await withThrowingTaskGroup(of: ResourceToken?.self) { group in
+            for _ in 0..<4 { group.addTask { try await resources.steppingUp(for: mcp, missing: ["email"]) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(tokens.allSatisfy { $0?.scopes.contains("email") == true }, "\(tokens)")
+        #expect(sandbox.requestCount(.authorization) == before + 1, "one step-up for four callers")
         // The sign-in holds it now: nothing is missing, nothing is asked.
         #expect(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]) == nil)
-        #expect(asked.withLockedValue { $0.count } == 2)
+        #expect(asked.withLockedValue { $0.count } == 3, "asked once for tools:admin after a no, once for email")
         #expect(try await records.knownResources().first?.scopes.contains("tools:admin") == true)
     }
 }

@@ -39,9 +39,9 @@ internal import NIOConcurrencyHelpers
 ///    on a 401.
 ///
 /// What it learned is kept (``KnownResource``): a later call, in any process, needs the URL alone.
-/// Callers that need a sign-in for the same resource at once (in this process, or in processes
-/// that share the store's lock) share one: the first signs in, the others wait under the store's
-/// lock and use it.
+/// Callers that need a sign-in or a step-up for the same resource at once (in this process, or in
+/// processes that share the store's lock) share one: the first signs in, the others wait under the
+/// store's lock and use it.
 ///
 /// A 403 `insufficient_scope` leads to one more sign-in, when ``Options/stepsUp`` agrees: for the
 /// scopes held and those the challenge names (else those the resource lists), registering the
@@ -438,10 +438,7 @@ public final class ResourceClient: Sendable {
     /// that shares its lock): a caller that waited uses the sign-in the one before it made, kept in
     /// the resource's record, instead of opening the browser again.
     private func signIn(_ entry: Held, into name: String?, reason: ResourceSignIn.Reason) async throws -> Held {
-        let key = TokenKey(
-            issuer: entry.issuer.absoluteString, clientID: Self.signInLockClientID,
-            account: entry.resource.absoluteString)
-        return try await options.store.lock.withLock(key, timeout: Self.signInLockTimeout) {
+        return try await options.store.lock.withLock(Self.lockKey(entry), timeout: Self.signInLockTimeout) {
             if let made = try await self.signInMadeMeanwhile(for: entry, reason: reason) { return made }
             let made = try await self.signingIn(entry, into: name, reason: reason)
             try await self.remember(made)
@@ -449,8 +446,12 @@ public final class ResourceClient: Sendable {
         }
     }
 
-    /// The lock key's client id of a resource's sign-in (no sign-in has it).
-    static let signInLockClientID = "nativeauth:resource-sign-in"
+    /// The lock key of the sign-ins for `entry`'s resource: its client id is no sign-in's.
+    private static func lockKey(_ entry: Held) -> TokenKey {
+        TokenKey(
+            issuer: entry.issuer.absoluteString, clientID: "nativeauth:resource-sign-in",
+            account: entry.resource.absoluteString)
+    }
     /// How long a caller waits for another's sign-in for the same resource: a person's sign-in
     /// in the browser, and some.
     static let signInLockTimeout = Duration.seconds(900)
@@ -510,10 +511,47 @@ public final class ResourceClient: Sendable {
     /// resource's token is dropped, so that the next is asked for under the wider sign-in.
     /// Returns the entry after and the scopes asked for, or `nil` when the sign-in lacks none of
     /// the scopes or the step-up was not agreed: never a loop.
+    ///
+    /// One step-up at a time per resource, under the store's lock, as sign-ins are: a caller that
+    /// waited uses the wider sign-in another made meanwhile.
     private func steppedUp(_ entry: Held, missing named: [String]?) async throws -> (Held, [String])? {
         let granted = try await entry.authenticator.currentTokens()?.scopes ?? []
         let missing = (named ?? entry.scopes).filter { !granted.contains($0) }
         guard !missing.isEmpty else { return nil }
+        return try await options.store.lock.withLock(Self.lockKey(entry), timeout: Self.signInLockTimeout) {
+            if let made = try await self.stepUpMadeMeanwhile(for: entry, missing: missing) { return made }
+            guard let made = try await self.steppingUp(entry, granted: granted, missing: missing) else { return nil }
+            try await self.remember(made.0)
+            return made
+        }
+    }
+
+    /// The wider sign-in another caller made for `entry`'s resource while this one waited: this
+    /// process's, else the one its record names (another process's, perhaps with a registration
+    /// made again); `nil` when none holds `missing`.
+    private func stepUpMadeMeanwhile(for entry: Held, missing: [String]) async throws -> (Held, [String])? {
+        func holding(_ candidate: Held) async throws -> (Held, [String])? {
+            guard let scopes = try await candidate.authenticator.currentTokens()?.scopes,
+                missing.allSatisfy(scopes.contains)
+            else { return nil }
+            options.logger.debug("another caller signed in for more scopes meanwhile; using that sign-in")
+            return (settled(candidate), scopes)
+        }
+        if let current = held.withLockedValue({ $0.first { $0.resource == entry.resource } }),
+            let made = try await holding(current)
+        {
+            return made
+        }
+        guard let record = try await options.knownResources.knownResource(covering: entry.resource),
+            record.resource == entry.resource, missing.allSatisfy(record.scopes.contains)
+        else { return nil }
+        let adopted = try await adopt(
+            resource: record.resource, issuer: record.issuer, scopes: record.scopes, clientID: record.clientID,
+            account: record.account)
+        return try await holding(adopted)
+    }
+
+    private func steppingUp(_ entry: Held, granted: [String], missing: [String]) async throws -> (Held, [String])? {
         let union = granted + missing
         let asked = ResourceSignIn(
             reason: .moreScopes(missing), resource: entry.resource, issuer: entry.issuer,
