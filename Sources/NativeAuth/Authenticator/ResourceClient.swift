@@ -21,7 +21,8 @@ internal import NIOConcurrencyHelpers
 /// For a URL it has not met, ``send(_:body:streamingTo:)`` follows the MCP authorization spec:
 ///
 /// 1. The request goes without a token. Its 401 names the resource's metadata (RFC 9728), whose
-///    `resource` must be the URL or a parent of it, or nothing more is sent.
+///    `resource` must be the URL itself (its query aside: never a parent path, the bare origin or
+///    a URL with a user part), or nothing more is sent.
 /// 2. The metadata names the authorization server; its metadata is read in MCP's order
 ///    (``MetadataOrder/oauth``). ``Options/approvesServer`` may refuse it first.
 /// 3. The scopes asked for are ``Options/scopes``, else the 401's `scope`, else the metadata's
