@@ -224,8 +224,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 throw failure.error
             } catch {
                 // The deadline passed before this task took the head in hand (a busy process), and
-                // its timer stopped the request: a timeout, not a cancellation of the caller's.
-                let late = expired.withLockedValue { $0 } && !Task.isCancelled
+                // its timer stopped the request: a timeout, not a cancellation of the caller's. A
+                // stream that went idle is that, whenever the timer fired (it may fire as the head
+                // is handed over, stopping nothing).
+                let late = expired.withLockedValue { $0 } && !Task.isCancelled && !(error is StreamIdle)
                 throw Self.mapped(
                     late ? HTTPClientError.deadlineExceeded : error, host: host, proxy: proxy,
                     configuration: configuration)
