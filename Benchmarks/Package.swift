@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -30,6 +31,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NativeAuth", package: nativeAuth),
                 .product(name: "NativeAuthAsyncHTTPClient", package: nativeAuth),
+                .product(name: "NativeAuthOpenAPI", package: nativeAuth),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NativeAuthPresenters", package: nativeAuth),
                 .product(name: "NativeAuthURLSession", package: nativeAuth),
                 .product(name: "NativeAuthTesting", package: nativeAuth),

@@ -18,6 +18,13 @@ extension Authenticator {
         }
     }
 
+    /// Replaces the access token (in memory and in the store) with one the server will refuse,
+    /// keeping its expiry: as a token the server revoked looks to the app, whose next request gets
+    /// a 401 and refreshes. For testing an app's retry paths.
+    public func refuseAccessToken() async throws {
+        try await lifecycle.modify { $0.accessToken = "nativeauth-refused-access-token" }
+    }
+
     /// Replaces the refresh token (in memory and in the store) with one the server will refuse,
     /// so that the next refresh fails with `login_required`: for testing an app's sign-in-again
     /// path. Does nothing when there is no refresh token.

@@ -3,7 +3,9 @@ import Foundation
 import HTTPTypes
 import NativeAuth
 import NativeAuthAsyncHTTPClient
+import NativeAuthOpenAPI
 import NativeAuthTesting
+import OpenAPIRuntime
 
 // What NativeAuth adds to every API call: `Authenticator.send` against the bare transport (the
 // platform's default, AsyncHTTPClient on Linux), for the same GET of the sandbox's protected
@@ -26,6 +28,8 @@ let accessTokenNanoseconds = BenchmarkMetric.custom("accessToken() (ns per call)
 let bearerSendNanoseconds = BenchmarkMetric.custom("send with a bearer token (ns)", useScalingFactor: false)
 let dpopSendNanoseconds = BenchmarkMetric.custom("send with a DPoP token (ns)", useScalingFactor: false)
 let proofNanoseconds = BenchmarkMetric.custom("one DPoP proof made (ns)", useScalingFactor: false)
+let middlewareSendNanoseconds = BenchmarkMetric.custom("send through the middleware (ns)", useScalingFactor: false)
+let directSendNanoseconds = BenchmarkMetric.custom("Authenticator.send beside it (ns)", useScalingFactor: false)
 
 // What DPoP adds to an API call: `send` with a DPoP-bound token (one ES256 proof signed by the
 // client, checked by the server) against `send` with a bearer token, to the same sandbox, which
@@ -89,6 +93,57 @@ func overheadBenchmarks() {
         }
         benchmark.measurement(bareNanoseconds, bareTime.nanoseconds)
         benchmark.measurement(sendNanoseconds, sendTime.nanoseconds)
+    }
+
+    // What the OpenAPI middleware adds: an operation through `AuthenticationMiddleware`, whose
+    // `next` hands the request to the same transport (as an OpenAPI transport would: the base URL
+    // and the path joined, the answer's body wrapped), against `Authenticator.send` of the same GET.
+    Benchmark(
+        "overhead: OpenAPI middleware vs send",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, directSendNanoseconds, middlewareSendNanoseconds],
+            maxDuration: .seconds(10), maxIterations: 5_000, setup: setUp, teardown: tearDown)
+    ) { benchmark in
+        let state = try overhead.get()
+        let url = state.sandbox.url(.resource)
+        let request = HTTPRequest(method: .get, url: url)
+        let base = url.deletingLastPathComponent()
+        let middleware = AuthenticationMiddleware(authenticator: state.auth, api: base)
+        let operation = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/" + url.lastPathComponent)
+        let transport = state.transport
+        let clock = ContinuousClock()
+        func direct() async throws -> Duration {
+            let start = clock.now
+            let (response, body) = try await state.auth.send(request)
+            let elapsed = clock.now - start
+            guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
+            blackHole(body)
+            return elapsed
+        }
+        func throughMiddleware() async throws -> Duration {
+            let start = clock.now
+            let (response, body) = try await middleware.intercept(
+                operation, body: nil, baseURL: base, operationID: "getResource"
+            ) { request, _, baseURL in
+                var absolute = request
+                absolute.url = URL(string: baseURL.absoluteString + (request.path ?? ""))
+                let (response, data) = try await transport.send(absolute, body: nil)
+                return (response, HTTPBody(data))
+            }
+            guard response.status.code == 200, let body else { throw BenchmarkFailure("middleware: \(response.status)") }
+            blackHole(try await Data(collecting: body, upTo: 1 << 20))
+            return clock.now - start
+        }
+        let (directTime, middlewareTime): (Duration, Duration)
+        if benchmark.currentIteration.isMultiple(of: 2) {
+            directTime = try await direct()
+            middlewareTime = try await throughMiddleware()
+        } else {
+            middlewareTime = try await throughMiddleware()
+            directTime = try await direct()
+        }
+        benchmark.measurement(directSendNanoseconds, directTime.nanoseconds)
+        benchmark.measurement(middlewareSendNanoseconds, middlewareTime.nanoseconds)
     }
 
     Benchmark(

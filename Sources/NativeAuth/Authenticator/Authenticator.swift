@@ -521,9 +521,31 @@ public final class Authenticator: Sendable {
         _ request: HTTPRequest, body: Data? = nil, stepUpWith presenter: any UserAgentPresenter,
         streamingTo sink: ResponseBodySink? = nil
     ) async throws -> (HTTPResponse, Data) {
+        try await steppingUp(with: presenter) {
+            try await self.send(request, body: body, streamingTo: sink)
+        }
+    }
+
+    /// Sends `request` with the access token of `target` through `exchange` (a stack's own
+    /// transport, with its own body type), as ``send(_:body:streamingTo:)`` acts on the answers;
+    /// see `TokenLifecycle.send(_:for:through:reading:)`.
+    package func send<Body: Sendable>(
+        _ request: HTTPRequest, for target: TokenLifecycle.TokenTarget,
+        through exchange: @Sendable (HTTPRequest) async throws -> (HTTPResponse, Body),
+        reading read: @Sendable (Body) async throws -> Data
+    ) async throws -> (HTTPResponse, Body) {
+        try await lifecycle.send(request, for: target, through: exchange, reading: read)
+    }
+
+    /// Runs `attempt` (a send), and when the API asks for a stronger or more recent sign-in, or
+    /// names the scopes it lacks, signs in again through `presenter` and runs it once more: the
+    /// step-up of ``send(_:body:stepUpWith:streamingTo:)``, for any stack's send.
+    package func steppingUp<Answer: Sendable>(
+        with presenter: any UserAgentPresenter, _ attempt: @Sendable () async throws -> Answer
+    ) async throws -> Answer {
         let sentWith = try await currentTokens()?.accessToken
         do {
-            return try await send(request, body: body, streamingTo: sink)
+            return try await attempt()
         } catch let error as AuthError where error.code == .stepUpRequired {
             guard let options = error.stepUp else { throw error }
             try await signInAgain(since: sentWith) {
@@ -532,7 +554,7 @@ public final class Authenticator: Sendable {
                 return try await self.login(
                     presenter: presenter, scopes: scopes.isEmpty ? nil : scopes, options: options)
             }
-            return try await send(request, body: body, streamingTo: sink)
+            return try await attempt()
         } catch let error as AuthError where error.code == .insufficientScope {
             guard let missing = error.missingScopes else { throw error }
             var wanted = try await currentTokens()?.scopes ?? []
@@ -545,7 +567,7 @@ public final class Authenticator: Sendable {
                 return try await self.login(presenter: presenter, scopes: asked, options: LoginOptions())
             }
             do {
-                return try await send(request, body: body, streamingTo: sink)
+                return try await attempt()
             } catch var again as AuthError where again.code == .insufficientScope {
                 let held = try await currentTokens()?.scopes ?? []
                 again.message =

@@ -454,13 +454,9 @@ package final class ExchangeClient: Sendable {
         return try await send(request, body: nil, operation: operation)
     }
 
-    /// Sends an app's request with its access token, once: the one place the `Authorization` header
-    /// of a resource request is made, and where the answer is read (``ResourceAnswer``) for the
-    /// caller to act on (``ResourceRetry``).
-    ///
-    /// A DPoP-bound token goes as `Authorization: DPoP …` with a proof for this request (its method,
-    /// its URL without query and fragment, the token's hash, the server's last nonce); a
-    /// `DPoP-Nonce` in the answer is kept for the next proof to that server.
+    /// Sends an app's request with its access token, once: ``authorized(_:credential:operation:)``,
+    /// the transport, then ``answer(to:of:credential:operation:)``, for the caller to act on
+    /// (``ResourceRetry``).
     package func sendAuthorized(
         _ request: HTTPRequest,
         body: Data?,
@@ -468,6 +464,22 @@ package final class ExchangeClient: Sendable {
         operation: AuthOperation = .apiRequest,
         streamingTo sink: ResponseBodySink? = nil
     ) async throws(AuthError) -> (response: HTTPResponse, body: Data, answer: ResourceAnswer) {
+        let authorized = try authorized(request, credential: credential, operation: operation)
+        let (response, data) = try await send(authorized, body: body, operation: operation, streamingTo: sink)
+        return (response, data, try answer(to: response, of: request, credential: credential, operation: operation))
+    }
+
+    /// `request` with its access token: the one place the `Authorization` header of a resource
+    /// request is made.
+    ///
+    /// A DPoP-bound token goes as `Authorization: DPoP …` with a proof for this request (its method,
+    /// its URL without query and fragment, the token's hash, the server's last nonce).
+    ///
+    /// - Throws: ``AuthError`` when the token cannot be sent as it is bound: to a TLS client
+    ///   certificate this transport does not present, or to a DPoP key that is not with it.
+    package func authorized(
+        _ request: HTTPRequest, credential: AccessCredential, operation: AuthOperation = .apiRequest
+    ) throws(AuthError) -> HTTPRequest {
         if let thumbprint = credential.certificateThumbprint, transport.clientCertificateThumbprint != thumbprint {
             throw AuthError(
                 .configurationInvalid,
@@ -475,25 +487,32 @@ package final class ExchangeClient: Sendable {
                     + " present; it was not sent",
                 hint: "give the `client_cert` and `client_key` it was issued with", operation: operation)
         }
+        var authorized = request
         guard credential.isDPoPBound, let url = request.url else {
-            var authorized = request
             authorized.headerFields[.authorization] = "Bearer \(credential.accessToken)"
-            let (response, data) = try await send(authorized, body: body, operation: operation, streamingTo: sink)
-            return (response, data, ResourceAnswer(response))
+            return authorized
         }
         guard let key = credential.dpopKey else {
             throw AuthError(
                 .loginRequired, "the access token is DPoP-bound, and its key is not with it; it was not sent",
                 hint: "sign in again", operation: operation)
         }
-        var authorized = request
         authorized.headerFields[.authorization] = "DPoP \(credential.accessToken)"
         authorized.headerFields[.dpop] = try key.proof(
             method: request.method.rawValue, url: url, accessToken: credential.accessToken,
             nonce: dpopNonces.nonce(for: url), now: clock.now())
-        let (response, data) = try await send(authorized, body: body, operation: operation, streamingTo: sink)
+        return authorized
+    }
+
+    /// Reads the answer to `request` sent with `credential` (``ResourceAnswer``); a `DPoP-Nonce`
+    /// in it is kept for the next proof to that server.
+    package func answer(
+        to response: HTTPResponse, of request: HTTPRequest, credential: AccessCredential,
+        operation: AuthOperation = .apiRequest
+    ) throws(AuthError) -> ResourceAnswer {
+        guard credential.isDPoPBound, let url = request.url else { return ResourceAnswer(response) }
         let nonce = try dpopNonces.remember(response, for: url, operation: operation)
-        return (response, data, ResourceAnswer(response, gaveNonce: nonce != nil))
+        return ResourceAnswer(response, gaveNonce: nonce != nil)
     }
 
     /// Reads a userinfo answer (OIDC Core §5.3) with the provider's decode hooks.

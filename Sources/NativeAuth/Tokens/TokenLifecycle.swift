@@ -621,6 +621,24 @@ package actor TokenLifecycle {
         _ request: HTTPRequest, body: Data?, for target: TokenTarget = .signIn,
         streamingTo sink: ResponseBodySink? = nil
     ) async throws -> (HTTPResponse, Data) {
+        let client = client
+        return try await send(request, for: target) { authorized async throws(AuthError) in
+            try await client.send(authorized, body: body, operation: .apiRequest, streamingTo: sink)
+        } reading: {
+            $0
+        }
+    }
+
+    /// Sends `request` as ``send(_:body:for:streamingTo:)`` does, through `exchange` rather than
+    /// the transport: for a stack that sends the request itself (an OpenAPI client's transport),
+    /// whose body type is its own. `exchange` is given the request with its `Authorization` (and
+    /// DPoP proof) and may be called again, for a retry; `read` gives the bytes of an answer that
+    /// is acted on rather than returned (a refusal, for its error; a 401 before a retry).
+    package func send<Body: Sendable>(
+        _ request: HTTPRequest, for target: TokenTarget = .signIn,
+        through exchange: @Sendable (HTTPRequest) async throws -> (HTTPResponse, Body),
+        reading read: @Sendable (Body) async throws -> Data
+    ) async throws -> (HTTPResponse, Body) {
         var target = target
         if target == .signIn, let url = request.url,
             let resource = discoveredResources.first(where: { ProtectedResourceMetadata.covers($0, url) })
@@ -631,11 +649,16 @@ package actor TokenLifecycle {
             followsResourceMetadata: target == .signIn && client.provider.configuration.followsResourceMetadata)
         var credential = try await credential(for: target)
         while true {
-            let (response, data, answer) = try await client.sendAuthorized(
-                request, body: body, credential: credential, streamingTo: sink)
-            switch ResourceRetry.next(after: answer, attempt) {
+            let authorized = try client.authorized(request, credential: credential)
+            let (response, body) = try await exchange(authorized)
+            let answer = try client.answer(to: response, of: request, credential: credential)
+            let step = ResourceRetry.next(after: answer, attempt)
+            if step == .deliver { return (response, body) }
+            // Read whole: for the error it may become, and so that a retry does not leave it unread.
+            let data = try await read(body)
+            switch step {
             case .deliver:
-                return (response, data)
+                return (response, body)
             case .newProof:
                 attempt.newProofSent = true
                 client.logger.debug(

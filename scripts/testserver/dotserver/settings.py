@@ -90,6 +90,7 @@ OAUTH2_PROVIDER = {
         "profile": "Your name",
         "email": "Your email address",
         "read": "Read access",
+        "notes:write": "Keep notes (the Notes API of Samples/NotesClient)",
     },
     "DEFAULT_SCOPES": ["openid"],
 }
