@@ -35,6 +35,8 @@ let package = Package(
         .library(name: "NativeAuthMCP", targets: ["NativeAuthMCP"]),
         // A swift-openapi-runtime ClientMiddleware: generated OpenAPI clients with NativeAuth's tokens.
         .library(name: "NativeAuthOpenAPI", targets: ["NativeAuthOpenAPI"]),
+        // swift-service-lifecycle services: TokenRenewal renews a service's tokens ahead of expiry.
+        .library(name: "NativeAuthServices", targets: ["NativeAuthServices"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -69,6 +71,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", from: "0.12.1"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // The OpenAPI sample's transport (the generated client's code is committed: see Samples/NotesClient).
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     ],
@@ -106,6 +109,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // File status for FileTokenStore, read in C (see its header for why).
@@ -327,6 +331,28 @@ let package = Package(
             ]
         ),
         .target(
+            name: "NativeAuthServices",
+            dependencies: [
+                "NativeAuth",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A service on a ServiceGroup: TokenRenewal and a worker calling an API, stopped by SIGTERM.
+        .executableTarget(
+            name: "token-service",
+            dependencies: [
+                "NativeAuth",
+                "NativeAuthServices",
+                "NativeAuthAsyncHTTPClient",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Samples/TokenService"
+        ),
+        .target(
             name: "NativeAuthOpenAPI",
             dependencies: [
                 "NativeAuth",
@@ -477,6 +503,18 @@ let package = Package(
                 "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MCP", package: "swift-sdk"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthServicesTests",
+            dependencies: [
+                "NativeAuthServices",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -647,6 +685,7 @@ let package = Package(
                 "NativeAuthTesting",
                 "TestSupport",
                 "LenientJSON",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Against the real authorization server started by scripts/test-server (django-oauth-toolkit).

@@ -239,7 +239,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     swift package generate-documentation --target NativeAuth --target LenientJSON --target NativeAuthCommands \
         --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters --target NativeAuthURLSession \
         --target NativeAuthKeyring --target NativeAuthPostgres --target NativeAuthAWS \
-        --target NativeAuthTesting --target NativeAuthMCP --target NativeAuthOpenAPI \
+        --target NativeAuthTesting --target NativeAuthMCP --target NativeAuthOpenAPI --target NativeAuthServices \
         --warnings-as-errors >"$docs_log" 2>&1 || {
         grep -E 'warning:|error:' "$docs_log" | grep -v -E 'prohibited flag|unhandled; explicitly' >&2
         echo "the documentation did not build; the full log: $docs_log" >&2

@@ -5,6 +5,7 @@ public import Logging
 internal import NIOConcurrencyHelpers
 public import NativeAuth
 public import PostgresNIO
+public import ServiceLifecycle
 
 /// Keeps token sets in PostgreSQL, so that a fleet of instances (replicas of a service, workers of
 /// an agent platform) shares them, and refreshes each one once however many instances need it.
@@ -35,7 +36,7 @@ public import PostgresNIO
 ///     …
 /// }
 /// ```
-public final class PostgresTokenStore: TokenStore {
+public final class PostgresTokenStore: TokenStore, Service {
     /// The store's settings.
     public struct Configuration: Sendable {
         /// Whether the first operation creates or upgrades the table. Default `true`.
@@ -481,11 +482,18 @@ public final class PostgresTokenStore: TokenStore {
 
     // MARK: - Listening
 
-    /// Listens for other instances' saves and removals until the task is cancelled, reconnecting
-    /// after a lost connection; while it listens, revisions come from memory.
+    /// Listens for other instances' saves and removals until the task is cancelled or, in a
+    /// swift-service-lifecycle `ServiceGroup`, until graceful shutdown, reconnecting after a lost
+    /// connection; while it listens, revisions come from memory.
     ///
-    /// Run it beside `client.run()`. Without it the store still works, with one small read per use.
+    /// Run it beside the `PostgresClient`: both are `Service`s of the same group (the store after
+    /// the client, so that it shuts down first), or `client.run()` beside it in a task group.
+    /// Without it the store still works, with one small read per use.
     public func run() async {
+        await cancelWhenGracefulShutdown { await self.listen() }
+    }
+
+    private func listen() async {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {

@@ -200,6 +200,11 @@ public final class RunningCommand: Sendable {
         kill(pid, SIGINT)
     }
 
+    /// Asks the command to stop (SIGTERM), as a service manager does.
+    public func terminate() {
+        kill(pid, SIGTERM)
+    }
+
     /// Kills the command (SIGKILL): a child of the test runner may start with SIGTERM and SIGINT
     /// blocked, inherited from the thread that started it.
     public func stop() {

@@ -130,7 +130,9 @@ func overheadBenchmarks() {
                 let (response, data) = try await transport.send(absolute, body: nil)
                 return (response, HTTPBody(data))
             }
-            guard response.status.code == 200, let body else { throw BenchmarkFailure("middleware: \(response.status)") }
+            guard response.status.code == 200, let body else {
+                throw BenchmarkFailure("middleware: \(response.status)")
+            }
             blackHole(try await Data(collecting: body, upTo: 1 << 20))
             return clock.now - start
         }

@@ -1,0 +1,38 @@
+import Foundation
+import NativeAuth
+import TestSupport
+import Testing
+
+/// The sample service (Samples/TokenService) as a service manager runs it: a ServiceGroup with
+/// TokenRenewal and a worker calling the Notes API with client-credentials tokens from
+/// django-oauth-toolkit; SIGTERM stops it gracefully.
+@Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"))
+struct TokenServiceTests {
+    @Test func theServiceCallsTheAPIAndStopsGracefullyOnSIGTERM() async throws {
+        let server = try TestServer.load()
+        let notesTests = try OpenAPIClientTests()
+        let (notes, api) = try await notesTests.startNotesAPI()
+        defer { notes.stop() }
+        let profile = api.appendingPathComponent("profile")
+        let service = try RunningCommand(
+            cliPath("token-service"),
+            [
+                "--issuer", server.issuer.absoluteString, "--client-id", server.serviceClientID, "--api",
+                profile.absoluteString, "--every", "100",
+            ],
+            environment: ["NATIVEAUTH_CLIENT_SECRET": server.serviceClientSecret])
+        let calls = try await notesTests.requests(notes, count: 3)
+        #expect(calls.count >= 3 && calls.allSatisfy { $0[2] == "200" }, "\(calls)")
+
+        let start = ContinuousClock.now
+        service.terminate()
+        let result = await service.finish(closeInput: true)
+        // Alone it stops in a few milliseconds; the bound is for a test machine running every suite
+        // at once. What it proves: nothing waits out the renewal's next wait (minutes away).
+        #expect(ContinuousClock.now - start < .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("GET \(profile.absoluteString): 200"))
+        #expect(!result.stderr.contains("not shut down"), "\(result.stderr)")
+        #expect(!result.stderr.contains(server.serviceClientSecret))
+    }
+}
