@@ -143,6 +143,12 @@ public struct AuthenticationMiddleware: ClientMiddleware {
     /// The URL an OpenAPI transport sends `request` to: `baseURL` with the request's path and query
     /// appended (as the runtime's transports build it).
     static func url(of request: HTTPRequest, baseURL: URL, operationID: String) throws -> URL {
+        // A base URL without query or fragment (the usual server URL): the two joined as text,
+        // parsed once. The same URL as the components below give, at a fraction of the cost.
+        let base = baseURL.absoluteString
+        if !base.contains(where: { $0 == "?" || $0 == "#" }), let url = URL(string: base + (request.path ?? "")) {
+            return url
+        }
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false),
             let relative = URLComponents(string: request.path ?? "")
         else {
