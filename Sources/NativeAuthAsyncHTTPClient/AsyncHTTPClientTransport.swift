@@ -190,14 +190,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let received: HTTPClientResponse
         let collected: ByteBuffer?
         let limit = configuration.maxResponseBytes
-        let expired = NIOLockedValueBox(false)
+        let deadlineState = NIOLockedValueBox(DeadlineState.running)
         do {
             // One deadline for the head and a body read whole, kept by a timer on the event loop
             // rather than by AsyncHTTPClient, whose own deadline ends with the head (and may still
             // fire after it when this task resumes late, cutting the body off). A successful answer
             // to stream is read below instead, piece by piece.
             (received, collected) = try await Self.within(
-                deadline, on: client.eventLoopGroup.any(), expired: expired
+                deadline, on: client.eventLoopGroup.any(), state: deadlineState
             ) { [outbound, streams = sink != nil] in
                 let received = try await client.execute(outbound, deadline: .distantFuture)
                 if streams, (200..<300).contains(received.status.code) { return (received, nil) }
@@ -205,6 +205,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             }
         } catch {
             throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
+        }
+        // The head of a stream came as the deadline passed: its timer stopped the request, and the
+        // body would fail part-way. A timeout, before any piece reaches the sink. (A body read whole
+        // came complete, and is kept.)
+        if sink != nil, collected == nil, deadlineState.withLockedValue({ $0 }) == .expired {
+            throw Self.mapped(
+                HTTPClientError.deadlineExceeded, host: host, proxy: proxy, configuration: configuration)
         }
         // Only an app's client can follow a redirect (the shared ones never do); its answer is
         // not the answer of the server asked, and is refused.
@@ -223,14 +230,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             } catch let failure as SinkFailure {
                 throw failure.error
             } catch {
-                // The deadline passed before this task took the head in hand (a busy process), and
-                // its timer stopped the request: a timeout, not a cancellation of the caller's. A
-                // stream that went idle is that, whenever the timer fired (it may fire as the head
-                // is handed over, stopping nothing).
-                let late = expired.withLockedValue { $0 } && !Task.isCancelled && !(error is StreamIdle)
-                throw Self.mapped(
-                    late ? HTTPClientError.deadlineExceeded : error, host: host, proxy: proxy,
-                    configuration: configuration)
+                throw Self.mapped(error, host: host, proxy: proxy, configuration: configuration)
             }
             data = Data()
         } else {
@@ -253,28 +253,43 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         return (response, data)
     }
 
+    /// Where the deadline of `within` stands: the operation running, its result taken in time, or
+    /// the deadline passed first (its timer cancelled the operation).
+    enum DeadlineState: Sendable, Equatable {
+        case running, met, expired
+    }
+
     /// What `operation` gives, unless `deadline` passes first: a timer on `eventLoop` then cancels
-    /// it (AsyncHTTPClient stops the request and closes its connection), sets `expired`, and
-    /// `HTTPClientError.deadlineExceeded` is thrown. A timer rather than a racing task: it costs
-    /// nothing when the operation ends in time. The timer may still fire as the operation ends
-    /// (its task not yet resumed): `expired` then tells the caller why a body went on to fail.
+    /// it (AsyncHTTPClient stops the request and closes its connection), `state` becomes
+    /// `.expired`, and `HTTPClientError.deadlineExceeded` is thrown. A timer rather than a racing
+    /// task: it costs nothing when the operation ends in time.
+    ///
+    /// The handover is one step under `state`'s lock: once the result is taken (`.met`) the timer
+    /// stops nothing, so a stream read afterwards is never cut by it; a timer that fired first leaves
+    /// `.expired`, and the caller knows the request was stopped even when its head came.
     private static func within<Value: Sendable>(
-        _ deadline: NIODeadline, on eventLoop: any EventLoop, expired: NIOLockedValueBox<Bool>,
+        _ deadline: NIODeadline, on eventLoop: any EventLoop, state: NIOLockedValueBox<DeadlineState>,
         _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         let task = Task { try await operation() }
         let timer = eventLoop.scheduleTask(deadline: deadline) {
-            expired.withLockedValue { $0 = true }
-            task.cancel()
+            let expires = state.withLockedValue { state in
+                guard state == .running else { return false }
+                state = .expired
+                return true
+            }
+            if expires { task.cancel() }
         }
         defer { timer.cancel() }
         do {
-            return try await withTaskCancellationHandler {
+            let value = try await withTaskCancellationHandler {
                 try await task.value
             } onCancel: {
                 task.cancel()
             }
-        } catch  where expired.withLockedValue({ $0 }) {
+            state.withLockedValue { if $0 == .running { $0 = .met } }
+            return value
+        } catch  where state.withLockedValue({ $0 }) == .expired {
             throw HTTPClientError.deadlineExceeded
         }
     }
