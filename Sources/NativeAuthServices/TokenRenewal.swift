@@ -120,10 +120,3 @@ public struct TokenRenewal: Service {
         return min(ahead, .milliseconds(Int64(lifetime * 500)))
     }
 }
-
-extension Duration {
-    fileprivate var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-}
