@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -33,6 +35,8 @@ let package = Package(
                 .product(name: "NativeAuthAsyncHTTPClient", package: nativeAuth),
                 .product(name: "NativeAuthOpenAPI", package: nativeAuth),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NativeAuthPresenters", package: nativeAuth),
                 .product(name: "NativeAuthURLSession", package: nativeAuth),
                 .product(name: "NativeAuthTesting", package: nativeAuth),

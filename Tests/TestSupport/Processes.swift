@@ -280,3 +280,13 @@ public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComp
 /// processes, which would disturb tests running beside them (a port another test just closed can
 /// be taken by one of their outgoing connections). `scripts/test.sh` runs them on their own.
 public let stressTestsEnabled = ProcessInfo.processInfo.environment["NATIVEAUTH_STRESS_TESTS"] == "1"
+
+/// Leaves `text` (what a test recorded besides command output: spans and metrics) in
+/// `NATIVEAUTH_TEST_OUTPUT_DIR` as `<name>-<id>.stdout`, for scripts/test.sh's redaction check.
+public func recordForRedactionCheck(_ text: String, name: String) {
+    guard let directory = ProcessInfo.processInfo.environment[CommandOutputRecord.environmentVariable],
+        !directory.isEmpty
+    else { return }
+    let file = URL(fileURLWithPath: directory).appendingPathComponent("\(name)-\(UUID().uuidString).stdout")
+    try? Data(text.utf8).write(to: file)
+}

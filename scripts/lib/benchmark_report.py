@@ -212,6 +212,33 @@ def main():
           " body in an `HTTPBody` (left unread, as the `Data` `send` returns is): what is measured is the"
           " middleware, not the OpenAPI runtime or transport.", "")
 
+    # Tracing and metrics
+    off = r.median("tracing: send, off vs on", "send, tracing off (ns)")
+    on = r.median("tracing: send, off vs on", "send, tracing and metrics on (ns)")
+    refresh_off = r.median("tracing: refresh and send, off vs on", "refresh and send, tracing off (ns)")
+    refresh_on = r.median("tracing: refresh and send, off vs on", "refresh and send, tracing and metrics on (ns)")
+    send_ratio = max(on / off, off / on)
+    if send_ratio > 1.01:
+        r.misses.append(f"tracing: send with tracing on / off = {on / off:.3f}, not within 1.01")
+    r.add("## Tracing and metrics", "")
+    r.table(
+        ["what", "median", "ratio", "target", "met"],
+        [
+            ["`Authenticator.send`, token in memory, nothing bootstrapped (tracing off)", f"{off / 1000:.1f} µs",
+             "1", "", ""],
+            ["the same, recording every span and metric", f"{on / 1000:.1f} µs", f"{on / off:.3f}×",
+             "within 1.01×", "yes" if send_ratio <= 1.01 else "**no**"],
+            ["a refresh and the GET, tracing off", f"{refresh_off / 1000:.1f} µs", "1", "", ""],
+            ["the same, recording every span and metric", f"{refresh_on / 1000:.1f} µs",
+             f"{refresh_on / refresh_off:.3f}×", "", ""],
+        ],
+    )
+    r.add("Two authenticators on the same sandbox and transport, alternating in each iteration: one with"
+          " nothing bootstrapped, one with swift-distributed-tracing's `InMemoryTracer` and swift-metrics'"
+          " `TestMetrics`. A request sent with a token held in memory starts no span and makes no metric,"
+          " so tracing off costs `send` nothing (the first pair: the same code either way, within noise);"
+          " the second pair is what a refresh's spans and metrics cost when they are recorded.", "")
+
     # DPoP
     bearer = r.median("overhead: send with DPoP vs bearer", "send with a bearer token (ns)")
     dpop = r.median("overhead: send with DPoP vs bearer", "send with a DPoP token (ns)")

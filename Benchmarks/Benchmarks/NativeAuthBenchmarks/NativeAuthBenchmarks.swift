@@ -12,6 +12,7 @@ let benchmarks: @Sendable () -> Void = {
     )
     transportBenchmarks()
     overheadBenchmarks()
+    tracingBenchmarks()
     refreshStormBenchmarks()
     resourceStormBenchmarks()
     crossProcessBenchmarks()

@@ -48,10 +48,12 @@ func signedIn(
     _ sandbox: SandboxAuthorizationServer,
     store: any TokenStore = MemoryTokenStore(),
     transport: any HTTPTransport = StandardTransport.platformDefault(),
-    dpop: FeaturePolicy = .automatic
+    dpop: FeaturePolicy = .automatic,
+    observability: Observability = Observability()
 ) async throws -> Authenticator {
     let auth = Authenticator(
-        provider: try sandboxProvider(sandbox, dpop: dpop), store: store, transport: transport, logger: quiet)
+        provider: try sandboxProvider(sandbox, dpop: dpop), store: store, transport: transport, logger: quiet,
+        observability: observability)
     try await auth.login(presenter: scriptedBrowser())
     return auth
 }

@@ -57,6 +57,8 @@ public final class Authenticator: Sendable {
     ///   - logger: Where NativeAuth logs; it never bootstraps logging itself.
     ///   - lockTimeout: How long a refresh waits for the store's lock (another process refreshing).
     ///   - clock: The time for token expiry and the waits of the device flow (inject one in tests).
+    ///   - observability: Where spans and metrics go; default: the tracer and metrics factory the
+    ///     program bootstrapped, if any (with none, nothing is recorded and nothing is spent).
     public init(
         provider: any AuthProvider,
         store: any TokenStore,
@@ -64,7 +66,8 @@ public final class Authenticator: Sendable {
         account: String = "default",
         logger: Logger = Logger(label: "NativeAuth"),
         lockTimeout: Duration = .seconds(30),
-        clock: AuthClock = .system
+        clock: AuthClock = .system,
+        observability: Observability = Observability()
     ) {
         self.provider = provider
         self.store = store
@@ -72,7 +75,9 @@ public final class Authenticator: Sendable {
         self.lockTimeout = lockTimeout
         let key = TokenKey(issuer: provider.tokenIssuer, clientID: provider.configuration.clientID, account: account)
         self.key = key
-        client = ExchangeClient(provider: provider, transport: transport, clock: clock, logger: logger)
+        client = ExchangeClient(
+            provider: provider, transport: transport, clock: clock, logger: logger,
+            instruments: Instruments(observability))
         lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout)
     }
 
@@ -548,7 +553,7 @@ public final class Authenticator: Sendable {
             return try await attempt()
         } catch let error as AuthError where error.code == .stepUpRequired {
             guard let options = error.stepUp else { throw error }
-            try await signInAgain(since: sentWith) {
+            try await signInAgain(since: sentWith, reason: error.code) {
                 self.client.logger.info("the API asks for a stronger sign-in; signing in again")
                 let scopes = try await self.currentTokens()?.scopes ?? []
                 return try await self.login(
@@ -560,7 +565,7 @@ public final class Authenticator: Sendable {
             var wanted = try await currentTokens()?.scopes ?? []
             wanted += missing.filter { !wanted.contains($0) }
             let asked = wanted
-            try await signInAgain(since: sentWith) {
+            try await signInAgain(since: sentWith, reason: error.code) {
                 self.client.logger.info(
                     "the API needs another scope; signing in again for it",
                     metadata: ["scopes": "\(TerminalText.sanitized(asked.joined(separator: " ")))"])
@@ -585,11 +590,18 @@ public final class Authenticator: Sendable {
     /// the tokens changed since the request was sent with `sentWith` (another caller's step-up
     /// came first): the caller then retries with those.
     private func signInAgain(
-        since sentWith: String?, _ signIn: @escaping @Sendable () async throws -> TokenSet
+        since sentWith: String?, reason: AuthError.Code, _ signIn: @escaping @Sendable () async throws -> TokenSet
     ) async throws {
-        _ = try await stepUps.value {
-            if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
-            return try await signIn()
+        let instruments = client.instruments
+        try await instruments.span("nativeauth.step_up") { span in
+            span.set(TraceSpan.Attribute.reason, reason.rawValue)
+            let (_, started) = try await stepUps.valueReportingStart {
+                if let current = try await self.currentTokens(), current.accessToken != sentWith { return current }
+                instruments.count(Instruments.Metric.stepUps, [("reason", reason.rawValue)])
+                return try await signIn()
+            }
+            // A caller that met the challenge while another's sign-in ran retries with its tokens.
+            span.set(TraceSpan.Attribute.waited, !started)
         }
     }
 

@@ -3,6 +3,7 @@ package import HTTPTypes
 package import LenientJSON
 package import Logging
 internal import NIOConcurrencyHelpers
+internal import Tracing
 
 /// The one path of every request NativeAuth sends: the token, device authorization and
 /// revocation endpoints, discovery, the JWKS, userinfo and the requests an app makes with its
@@ -21,16 +22,22 @@ package final class ExchangeClient: Sendable {
     package let transport: any HTTPTransport
     package let clock: AuthClock
     package let logger: Logger
+    /// Where spans and metrics go (``Observability``).
+    package let instruments: Instruments
     private let metadataFlight = SingleFlight<ProviderMetadata>(keepsValue: true)
     private let signingKeys = NIOLockedValueBox<JWKSCache?>(nil)
     /// The DPoP nonces of the authorization and resource servers this client talks to.
     package let dpopNonces = DPoPNonces()
 
-    package init(provider: any AuthProvider, transport: any HTTPTransport, clock: AuthClock, logger: Logger) {
+    package init(
+        provider: any AuthProvider, transport: any HTTPTransport, clock: AuthClock, logger: Logger,
+        instruments: Instruments = .off
+    ) {
         self.provider = provider
         self.transport = transport
         self.clock = clock
         self.logger = logger
+        self.instruments = instruments
     }
 
     // MARK: - What is loaded once
@@ -39,25 +46,39 @@ package final class ExchangeClient: Sendable {
     /// kept, so the next call tries again.
     package func metadata() async throws -> ProviderMetadata {
         try await metadataFlight.value { [self] in
-            var metadata = try await provider.loadMetadata(MetadataLoader(client: self))
-            if transport.clientCertificateThumbprint != nil
-                || provider.configuration.clientAuthentication?.usesMutualTLS == true
-            {
-                metadata = metadata.applyingMutualTLSAliases(keeping: provider.configuration.endpoints)
+            try await instruments.span("nativeauth.discovery", kind: .client) { span in
+                if let issuer = provider.configuration.issuer {
+                    span.set(TraceSpan.Attribute.issuer, Redaction.scrubURL(issuer.absoluteString))
+                }
+                do {
+                    return try await loadMetadata()
+                } catch {
+                    instruments.countFailure(error, operation: .discovery)
+                    throw error
+                }
             }
-            logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
-            let endpoint = metadata.tokenEndpoint
-            if endpoint.scheme?.lowercased() == "http" {
-                // Debug only: a command-line tool says it once per sign-in, as a plain sentence.
-                logger.debug(
-                    """
-                    the provider is reached over plain HTTP on the loopback interface; on a shared machine \
-                    another user can bind that port first
-                    """,
-                    metadata: ["token_endpoint": "\(Redaction.scrubURL(endpoint.absoluteString))"])
-            }
-            return metadata
         }
+    }
+
+    private func loadMetadata() async throws -> ProviderMetadata {
+        var metadata = try await provider.loadMetadata(MetadataLoader(client: self))
+        if transport.clientCertificateThumbprint != nil
+            || provider.configuration.clientAuthentication?.usesMutualTLS == true
+        {
+            metadata = metadata.applyingMutualTLSAliases(keeping: provider.configuration.endpoints)
+        }
+        logger.debug("metadata loaded", metadata: ["issuer": "\(metadata.issuer ?? type(of: provider).id)"])
+        let endpoint = metadata.tokenEndpoint
+        if endpoint.scheme?.lowercased() == "http" {
+            // Debug only: a command-line tool says it once per sign-in, as a plain sentence.
+            logger.debug(
+                """
+                the provider is reached over plain HTTP on the loopback interface; on a shared machine \
+                another user can bind that port first
+                """,
+                metadata: ["token_endpoint": "\(Redaction.scrubURL(endpoint.absoluteString))"])
+        }
+        return metadata
     }
 
     /// The signing keys published at `url`, cached for as long as the metadata names that URL.
@@ -118,6 +139,11 @@ package final class ExchangeClient: Sendable {
     package struct Refusal: Error {
         package let error: AuthError
         package let object: JSONObject?
+
+        /// The device flow's "not yet" (`authorization_pending`, `slow_down`): no failure.
+        var isPending: Bool {
+            error.oauthError == "authorization_pending" || error.oauthError == "slow_down"
+        }
     }
 
     /// The exchange sequence: prepares `request` with the provider's hook, sends it, and reads the
@@ -149,7 +175,14 @@ package final class ExchangeClient: Sendable {
         logger.debug(
             "the server refused the DPoP proof; sending a new one",
             metadata: ["error": "\(refusal.error.oauthError ?? "")"])
-        return await attempt(request, metadata: metadata, dpop: dpop, read: read)
+        instruments.count(Instruments.Metric.dpopRetries, [("server", "authorization")])
+        return await instruments.span("nativeauth.dpop_nonce_retry", kind: .client) { span in
+            span.set(TraceSpan.Attribute.server, "authorization")
+            span.set(TraceSpan.Attribute.oauthError, refusal.error.oauthError.map(OAuthErrorName.traced) ?? "")
+            let result = await attempt(request, metadata: metadata, dpop: dpop, read: read)
+            if case .failure(let refusal) = result { span.failed(refusal.error) }
+            return result
+        }
     }
 
     /// One request of the exchange sequence: the client assertion, the DPoP proof, the provider's
@@ -340,7 +373,50 @@ package final class ExchangeClient: Sendable {
         let resources = provider.configuration.resources
         let grant = grant.resources.isEmpty && !resources.isEmpty ? grant.forResources(resources) : grant
         let request = OAuthRequest(tokenEndpoint: metadata.tokenEndpoint, grant: grant)
-        return await post(request, metadata: metadata, dpop: dpop) { response, body in
+        let started = instruments.now
+        let result = await instruments.span("nativeauth.token_request", kind: .client) { span in
+            span.set(TraceSpan.Attribute.grantType, grant.kind.rawValue)
+            span.set(TraceSpan.Attribute.operation, grant.operation.rawValue)
+            span.set(TraceSpan.Attribute.dpop, dpop != nil)
+            let result = await exchange(
+                request, grant: grant, metadata: metadata, requestedScopes: requestedScopes,
+                previous: previous, dpop: dpop)
+            if case .failure(let refusal) = result, !refusal.isPending {
+                span.failed(refusal.error)
+                if let name = refusal.error.oauthError {
+                    span.set(TraceSpan.Attribute.oauthError, OAuthErrorName.traced(name))
+                }
+            }
+            return result
+        }
+        recordTokenRequest(grant, result: result, started: started)
+        return result
+    }
+
+    /// The metrics of one token request: its outcome, how long it took, the new token's lifetime.
+    private func recordTokenRequest(_ grant: Grant, result: Result<TokenSet, Refusal>, started: ContinuousClock.Instant)
+    {
+        let kind = ("grant_type", grant.kind.rawValue)
+        switch result {
+        case .success(let tokens):
+            instruments.count(Instruments.Metric.tokenRequests, [kind, ("outcome", "success")])
+            if let expiresAt = tokens.expiresAt {
+                instruments.record(Instruments.Metric.lifetimeIssued, [kind], expiresAt.timeIntervalSince(clock.now()))
+            }
+        case .failure(let refusal) where refusal.isPending:
+            instruments.count(Instruments.Metric.tokenRequests, [kind, ("outcome", "pending")])
+        case .failure(let refusal):
+            instruments.count(Instruments.Metric.tokenRequests, [kind, ("outcome", "failure")])
+            instruments.countFailure(refusal.error, operation: grant.operation)
+        }
+        instruments.time(Instruments.Metric.tokenRequestDuration, [kind], ContinuousClock.now - started)
+    }
+
+    private func exchange(
+        _ request: OAuthRequest, grant: Grant, metadata: ProviderMetadata, requestedScopes: [String],
+        previous: TokenSet?, dpop: DPoPKey?
+    ) async -> Result<TokenSet, Refusal> {
+        await post(request, metadata: metadata, dpop: dpop) { response, body in
             let context = TokenResponseDecoder.Context(
                 requestedScopes: requestedScopes, receivedAt: clock.now(), previous: previous)
             return read(response, body, operation: grant.operation, requiredKey: "access_token") { fields in

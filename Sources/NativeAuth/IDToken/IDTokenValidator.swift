@@ -66,6 +66,34 @@ struct IDTokenValidator {
         previousSubject: String? = nil
     ) async throws(AuthError) -> (tokens: TokenSet, claims: IDTokenClaims?) {
         guard let idToken = tokens.idToken else { return (tokens, nil) }
+        let instruments = client.instruments
+        return try await instruments.span("nativeauth.id_token_validation") { span throws(AuthError) in
+            if instruments.isRecording, let (header, _) = JOSEParsing.parts(ofCompactJWS: idToken),
+                let algorithm = try? header.string("alg")
+            {
+                span.set(TraceSpan.Attribute.algorithm, JOSEAlgorithmName.traced(algorithm))
+            }
+            do throws(AuthError) {
+                return try await checked(
+                    tokens, idToken: idToken, metadata: metadata, client: client, nonce: nonce, maxAge: maxAge,
+                    acrValues: acrValues, previousSubject: previousSubject)
+            } catch {
+                instruments.countFailure(error, operation: error.operation ?? .tokenExchange)
+                throw error
+            }
+        }
+    }
+
+    private static func checked(
+        _ tokens: TokenSet,
+        idToken: String,
+        metadata: ProviderMetadata,
+        client: ExchangeClient,
+        nonce: String?,
+        maxAge: Int?,
+        acrValues: [String],
+        previousSubject: String?
+    ) async throws(AuthError) -> (tokens: TokenSet, claims: IDTokenClaims?) {
         let provider = client.provider
         let configuration = provider.configuration
         var expectations = IDTokenExpectations(

@@ -32,6 +32,15 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         try await join(replacing: nil, operation).value
     }
 
+    /// The value, and whether this caller started the operation (`false`: it joined one in
+    /// flight, or got the kept value).
+    package func valueReportingStart(
+        _ operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> (value: Value, started: Bool) {
+        let (value, _, started) = try await flight(replacing: nil, operation)
+        return (value, started)
+    }
+
     /// The value and its generation (see ``reload(after:_:)``).
     package func valueAndGeneration(
         _ operation: @escaping @Sendable () async throws -> Value
@@ -57,19 +66,27 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         replacing seen: Int?,
         _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, generation: Int) {
-        let (task, generation) = state.withLockedValue { state -> (Task<Value, any Error>, Int) in
+        let (value, generation, _) = try await flight(replacing: seen, operation)
+        return (value, generation)
+    }
+
+    private func flight(
+        replacing seen: Int?,
+        _ operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> (value: Value, generation: Int, started: Bool) {
+        let (task, generation, started) = state.withLockedValue { state -> (Task<Value, any Error>, Int, Bool) in
             if let task = state.task, seen.map({ state.generation > $0 }) ?? true {
-                return (task, state.generation)
+                return (task, state.generation, false)
             }
             state.generation += 1
             let task = Task { try await operation() }
             state.task = task
-            return (task, state.generation)
+            return (task, state.generation, true)
         }
         do {
             let value = try await task.value
             if !keepsValue { finish(generation) }
-            return (value, generation)
+            return (value, generation, started)
         } catch {
             finish(generation)
             throw error

@@ -1,6 +1,8 @@
 package import Foundation
 package import HTTPTypes
 internal import Logging
+internal import NIOConcurrencyHelpers
+internal import Tracing
 
 /// The tokens of one sign-in over time: the copy in memory, the store, refreshing once however
 /// many callers and processes need it, and sending requests with them.
@@ -18,7 +20,7 @@ package actor TokenLifecycle {
     private nonisolated let lock: any TokenLock
     private nonisolated let client: ExchangeClient
     private nonisolated let lockTimeout: Duration
-    private nonisolated let refreshes = SingleFlight<TokenSet>()
+    private nonisolated let refreshes = SingleFlight<Refreshed>()
     /// One flight per resource and scope set (``accessToken(for:scopes:minimumValidity:)``).
     private var resourceFlights: [String: SingleFlight<ResourceToken>] = [:]
     /// One flight per credential name (``derivedCredential(named:minimumValidity:idToken:obtain:)``).
@@ -81,12 +83,10 @@ package actor TokenLifecycle {
     package func remove() async throws -> TokenSet? {
         let store = store
         let key = key
-        let removed = try await storeOperation {
-            try await lock.withLock(key, timeout: lockTimeout) {
-                let stored = try? await store.load(key)
-                try await store.remove(key)
-                return stored ?? nil
-            }
+        let removed = try await underLock {
+            let stored = try? await store.load(key)
+            try await store.remove(key)
+            return stored ?? nil
         }
         let held = cached
         await wrote(nil)
@@ -110,21 +110,19 @@ package actor TokenLifecycle {
         guard !token.isEmpty else { return false }
         let store = store
         let key = key
-        let kept: TokenSet? = try await storeOperation {
-            try await lock.withLock(key, timeout: lockTimeout) {
-                guard var stored = try await store.load(key) else { return nil }
-                if ConstantTime.equals(stored.accessToken, token) {
-                    stored.expiresAt = Date(timeIntervalSince1970: 0)
-                } else if let index = stored.resourceTokens.firstIndex(where: {
-                    ConstantTime.equals($0.accessToken, token)
-                }) {
-                    stored.resourceTokens[index].expiresAt = Date(timeIntervalSince1970: 0)
-                } else {
-                    return nil
-                }
-                try await store.save(stored, for: key)
-                return stored
+        let kept: TokenSet? = try await underLock {
+            guard var stored = try await store.load(key) else { return nil }
+            if ConstantTime.equals(stored.accessToken, token) {
+                stored.expiresAt = Date(timeIntervalSince1970: 0)
+            } else if let index = stored.resourceTokens.firstIndex(where: {
+                ConstantTime.equals($0.accessToken, token)
+            }) {
+                stored.resourceTokens[index].expiresAt = Date(timeIntervalSince1970: 0)
+            } else {
+                return nil
             }
+            try await store.save(stored, for: key)
+            return stored
         }
         guard let kept else { return false }
         await wrote(kept)
@@ -138,15 +136,13 @@ package actor TokenLifecycle {
     package func removeResourceTokens(for resource: URL) async throws -> Bool {
         let store = store
         let key = key
-        let kept: TokenSet? = try await storeOperation {
-            try await lock.withLock(key, timeout: lockTimeout) {
-                guard var stored = try await store.load(key),
-                    stored.resourceTokens.contains(where: { $0.resource == resource })
-                else { return nil }
-                stored.resourceTokens.removeAll { $0.resource == resource }
-                try await store.save(stored, for: key)
-                return stored
-            }
+        let kept: TokenSet? = try await underLock {
+            guard var stored = try await store.load(key),
+                stored.resourceTokens.contains(where: { $0.resource == resource })
+            else { return nil }
+            stored.resourceTokens.removeAll { $0.resource == resource }
+            try await store.save(stored, for: key)
+            return stored
         }
         guard let kept else { return false }
         await wrote(kept)
@@ -214,22 +210,58 @@ package actor TokenLifecycle {
         {
             return tokens  // refreshed since the caller looked
         }
-        return try await refreshes.value {
-            try await self.refreshUnderLock(seen: seen, minimumValidity: minimumValidity, idToken: idToken)
-        }
-    }
-
-    private func refreshUnderLock(
-        seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool
-    ) async throws -> TokenSet {
-        try await storeOperation {
-            try await lock.withLock(key, timeout: lockTimeout) {
-                try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity, idToken: idToken)
+        let instruments = client.instruments
+        return try await instruments.span("nativeauth.refresh") { span in
+            do {
+                let (refreshed, started) = try await refreshes.valueReportingStart {
+                    try await self.refreshUnderLock(seen: seen, minimumValidity: minimumValidity, idToken: idToken)
+                }
+                let outcome = started ? (refreshed.byOtherProcess ? "other_process" : "refreshed") : "joined"
+                span.set(TraceSpan.Attribute.refreshOutcome, outcome)
+                span.set(TraceSpan.Attribute.waited, outcome != "refreshed")
+                instruments.count(Instruments.Metric.refreshes, [("outcome", outcome)])
+                return refreshed.tokens
+            } catch {
+                instruments.count(Instruments.Metric.refreshes, [("outcome", "failed")])
+                throw error
             }
         }
     }
 
-    private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool) async throws -> TokenSet {
+    /// A refresh's result: the tokens, and whether another process had refreshed them already.
+    private struct Refreshed: Sendable {
+        var tokens: TokenSet
+        var byOtherProcess = false
+    }
+
+    private func refreshUnderLock(
+        seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool
+    ) async throws -> Refreshed {
+        try await underLock {
+            try await self.refreshLocked(seen: seen, minimumValidity: minimumValidity, idToken: idToken)
+        }
+    }
+
+    /// Runs `body` under the store's lock for this key; the wait for the lock is a span
+    /// (`nativeauth.lock_wait`) and a timer, which end when the lock is taken (or not).
+    private func underLock<T: Sendable>(_ body: @Sendable @escaping () async throws -> T) async throws -> T {
+        let wait = LockWait(client.instruments)
+        return try await storeOperation {
+            do {
+                return try await lock.withLock(key, timeout: lockTimeout) {
+                    wait?.taken()
+                    return try await body()
+                }
+            } catch {
+                wait?.ended(by: error)
+                throw error
+            }
+        }
+    }
+
+    private func refreshLocked(seen: TokenSet, minimumValidity: TimeInterval?, idToken: Bool) async throws
+        -> Refreshed
+    {
         // Only the store counts under the lock: an empty store means the person signed out (in
         // another process, perhaps), and the copy in memory must not sign them back in.
         let stored = try await storedUnderLock()
@@ -239,14 +271,16 @@ package actor TokenLifecycle {
         case .use(let tokens):
             client.logger.debug("using tokens another process refreshed")
             await wrote(tokens)
-            return tokens
+            return Refreshed(tokens: tokens, byOtherProcess: true)
         case .signIn(let error):
             throw error
         case .renew(let current):
-            return try await sendRenewal(current)
+            recordLifetimeLeft(current)
+            return Refreshed(tokens: try await sendRenewal(current))
         case .refresh(let current, let refreshToken):
+            recordLifetimeLeft(current)
             do {
-                return try await sendRefresh(current, refreshToken: refreshToken)
+                return Refreshed(tokens: try await sendRefresh(current, refreshToken: refreshToken))
             } catch let error as AuthError where error.isLoginRequired {
                 let reloaded = try await storeOperation { try await store.load(key) }
                 switch RefreshDecision.afterRefusal(
@@ -255,10 +289,10 @@ package actor TokenLifecycle {
                 case .use(let tokens):
                     client.logger.debug("another process refreshed with a rotated refresh token; using its tokens")
                     await wrote(tokens)
-                    return tokens
+                    return Refreshed(tokens: tokens, byOtherProcess: true)
                 case .retry(let tokens, let newer):
                     client.logger.debug("refresh token rotated by another process; retrying with the stored one")
-                    return try await sendRefresh(tokens, refreshToken: newer)
+                    return Refreshed(tokens: try await sendRefresh(tokens, refreshToken: newer))
                 case .clear(let cleared):
                     try await storeOperation { try await store.save(cleared, for: key) }
                     await wrote(cleared)
@@ -269,6 +303,12 @@ package actor TokenLifecycle {
                 }
             }
         }
+    }
+
+    /// Records how long the access token being replaced had left (negative: expired already).
+    private func recordLifetimeLeft(_ current: TokenSet) {
+        guard let expiresAt = current.expiresAt else { return }
+        client.instruments.record(Instruments.Metric.lifetimeLeft, [], expiresAt.timeIntervalSince(now))
     }
 
     /// The stored set, read under the store's lock, with a refreshed set whose save failed saved now
@@ -439,10 +479,8 @@ package actor TokenLifecycle {
     private func resourceTokenUnderLock(_ resource: URL, scopes: [String]?, minimumValidity: TimeInterval)
         async throws -> ResourceToken
     {
-        try await storeOperation {
-            try await lock.withLock(key, timeout: lockTimeout) {
-                try await self.resourceTokenLocked(resource, scopes: scopes, minimumValidity: minimumValidity)
-            }
+        try await underLock {
+            try await self.resourceTokenLocked(resource, scopes: scopes, minimumValidity: minimumValidity)
         }
     }
 
@@ -553,11 +591,9 @@ package actor TokenLifecycle {
         _ name: String, minimumValidity: TimeInterval, idToken: Bool, tokens: TokenSet,
         obtain: @escaping @Sendable (TokenSet) async throws -> DerivedCredential
     ) async throws -> DerivedCredential {
-        try await storeOperation {
-            try await lock.withLock(key, timeout: lockTimeout) {
-                try await self.derivedLocked(
-                    name, minimumValidity: minimumValidity, idToken: idToken, tokens: tokens, obtain: obtain)
-            }
+        try await underLock {
+            try await self.derivedLocked(
+                name, minimumValidity: minimumValidity, idToken: idToken, tokens: tokens, obtain: obtain)
         }
     }
 
@@ -648,9 +684,20 @@ package actor TokenLifecycle {
         var attempt = ResourceRetry.Attempt(
             followsResourceMetadata: target == .signIn && client.provider.configuration.followsResourceMetadata)
         var credential = try await credential(for: target)
+        var newProofPending = false
         while true {
             let authorized = try client.authorized(request, credential: credential)
-            let (response, body) = try await exchange(authorized)
+            let (response, body): (HTTPResponse, Body)
+            if newProofPending {
+                // The one retry with a new proof (and the server's nonce): a span of its own.
+                newProofPending = false
+                (response, body) = try await client.instruments.span("nativeauth.dpop_nonce_retry", kind: .client) {
+                    $0.set(TraceSpan.Attribute.server, "resource")
+                    return try await exchange(authorized)
+                }
+            } else {
+                (response, body) = try await exchange(authorized)
+            }
             let answer = try client.answer(to: response, of: request, credential: credential)
             let step = ResourceRetry.next(after: answer, attempt)
             if step == .deliver { return (response, body) }
@@ -661,6 +708,8 @@ package actor TokenLifecycle {
                 return (response, body)
             case .newProof:
                 attempt.newProofSent = true
+                newProofPending = true
+                client.instruments.count(Instruments.Metric.dpopRetries, [("server", "resource")])
                 client.logger.debug(
                     "the resource server refused the DPoP proof; sending a new one",
                     metadata: ["error": "\(answer.challenge?.error ?? "")"])
@@ -787,5 +836,47 @@ nonisolated(nonsending) func storeOperation<T>(_ body: () async throws -> T) asy
         throw error
     } catch {
         throw AuthError(.tokenStoreFailed, "the token store failed (\(type(of: error)))", underlying: error)
+    }
+}
+
+/// The wait for a store's lock, as a span and a timer (``Instruments/Metric/lockWait``): ended once,
+/// when the lock is taken or the wait fails. `nil` when nothing is recorded.
+private final class LockWait: Sendable {
+    private let instruments: Instruments
+    private let span: TraceSpan
+    private let started: ContinuousClock.Instant
+    private let ended = NIOLockedValueBox(false)
+
+    init?(_ instruments: Instruments) {
+        guard instruments.isRecording else { return nil }
+        self.instruments = instruments
+        span = instruments.startSpan("nativeauth.lock_wait")
+        started = instruments.now
+    }
+
+    func taken() {
+        end(outcome: "taken")
+    }
+
+    func ended(by error: any Error) {
+        guard end(outcome: TracedFailure(error).code == AuthError.Code.cancelled.rawValue ? "cancelled" : "failed")
+        else { return }
+        span.failed(error)
+        span.end()
+    }
+
+    /// Records the wait once; `true` for the call that did (a failure after the lock was taken is
+    /// the body's, not the wait's).
+    @discardableResult
+    private func end(outcome: String) -> Bool {
+        let first = ended.withLockedValue { ended in
+            defer { ended = true }
+            return !ended
+        }
+        guard first else { return false }
+        instruments.time(Instruments.Metric.lockWait, [("outcome", outcome)], ContinuousClock.now - started)
+        span.set(TraceSpan.Attribute.lockOutcome, outcome)
+        if outcome == "taken" { span.end() }
+        return true
     }
 }
