@@ -99,6 +99,27 @@ final class SharedHTTPClients: Sendable {
         }
     }
 
+    /// Gives back a lease on each of `keys` now, and shuts down at once (waiting for it) each client
+    /// left without leases: a transport that stops with its service group
+    /// (``AsyncHTTPClientTransport/shutdown()``).
+    func releaseNow(_ keys: some Sequence<Key>) async {
+        let finished = clients.withLockedValue { clients -> [HTTPClient] in
+            var finished: [HTTPClient] = []
+            for key in keys {
+                guard var entry = clients[key] else { continue }
+                entry.leases -= 1
+                if entry.leases == 0 {
+                    clients[key] = nil
+                    finished.append(entry.client)
+                } else {
+                    clients[key] = entry
+                }
+            }
+            return finished
+        }
+        for client in finished { try? await client.shutdown() }
+    }
+
     /// How many leases `key`'s client has, and whether it runs.
     func state(of key: Key) -> (leases: Int, running: Bool) {
         clients.withLockedValue { ($0[key]?.leases ?? 0, $0[key] != nil) }

@@ -1,11 +1,13 @@
 import Foundation
+import HTTPTypes
 import NativeAuth
 import TestSupport
 import Testing
 
 /// The sample service (Samples/TokenService) as a service manager runs it: a ServiceGroup with
-/// TokenRenewal and a worker calling the Notes API with client-credentials tokens from
-/// django-oauth-toolkit; SIGTERM stops it gracefully.
+/// its transport, TokenRenewal, a worker calling the Notes API with client-credentials tokens from
+/// django-oauth-toolkit, and an HTTP endpoint answering with the API's answer; SIGTERM stops it
+/// gracefully.
 @Suite(.testLogging, .enabled(if: TestServer.isRunning, "scripts/test-server start runs the real server"))
 struct TokenServiceTests {
     @Test func theServiceCallsTheAPIAndStopsGracefullyOnSIGTERM() async throws {
@@ -18,11 +20,23 @@ struct TokenServiceTests {
             cliPath("token-service"),
             [
                 "--issuer", server.issuer.absoluteString, "--client-id", server.serviceClientID, "--api",
-                profile.absoluteString, "--every", "100",
+                profile.absoluteString, "--every", "100", "--listen", "0",
             ],
             environment: ["NATIVEAUTH_CLIENT_SECRET": server.serviceClientSecret])
         let calls = try await notesTests.requests(notes, count: 3)
         #expect(calls.count >= 3 && calls.allSatisfy { $0[2] == "200" }, "\(calls)")
+
+        // The endpoint: the API's answer (the service client's profile), with the token kept inside.
+        let listening = try await service.line { $0.hasPrefix("listening on ") }
+        let endpoint = try #require(URL(string: String(listening.dropFirst("listening on ".count))))
+        let client = URLSessionTransport()
+        let (response, body) = try await client.send(HTTPRequest(method: .get, url: endpoint), body: nil)
+        #expect(response.status.code == 200)
+        let text = String(decoding: body, as: UTF8.self)
+        #expect(text.contains("\"scope\"") && text.contains("read"), "\(text)")
+        let elsewhere = try await client.send(
+            HTTPRequest(method: .get, url: endpoint.appendingPathComponent("token")), body: nil)
+        #expect(elsewhere.0.status.code == 404)
 
         let start = ContinuousClock.now
         service.terminate()
@@ -34,5 +48,9 @@ struct TokenServiceTests {
         #expect(result.stdout.contains("GET \(profile.absoluteString): 200"))
         #expect(!result.stderr.contains("not shut down"), "\(result.stderr)")
         #expect(!result.stderr.contains(server.serviceClientSecret))
+        // Stopped means stopped: the endpoint no longer answers.
+        await #expect(throws: (any Error).self) {
+            _ = try await client.send(HTTPRequest(method: .get, url: endpoint), body: nil)
+        }
     }
 }

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import Logging
 import NIOConcurrencyHelpers
 import NativeAuth
+import ServiceLifecycle
 import TestSupport
 import Testing
 
@@ -83,6 +85,38 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(clients.state(of: key) == (0, false), "shut down once it had no lease for a while")
+        await server.stop()
+    }
+
+    @Test func transportsInAServiceGroupShutTheirClientsDownWithIt() async throws {
+        let server = try await TestHTTPServer.start { _ in .json("{}") }
+        let directory = try TemporaryDirectory()
+        let tls = TLSSettings(trustStore: directory.path)
+        let key = SharedHTTPClients.Key(proxy: nil, tls: tls)
+        let clients = SharedHTTPClients.process
+        let first = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
+        let second = AsyncHTTPClientTransport(configuration: .init(proxy: .none, tls: tls))
+        _ = try await first.send(get(server.url("/a")), body: nil)
+        _ = try await second.send(get(server.url("/b")), body: nil)
+        #expect(clients.state(of: key) == (2, true))
+
+        let group = ServiceGroup(
+            services: [first, second], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(clients.state(of: key) == (2, true), "running until the group shuts down")
+        await group.triggerGracefulShutdown()
+        try await running.value
+        // Both transports are still referenced here: the client stopped with the group, not when
+        // they were released.
+        #expect(clients.state(of: key) == (0, false), "shut down with the group, without the idle wait")
+        _ = (first, second)
+
+        // A request after the group stopped still goes, through a client made again.
+        _ = try await first.send(get(server.url("/c")), body: nil)
+        #expect(clients.state(of: key) == (1, true))
+        await first.shutdown()
+        #expect(clients.state(of: key) == (0, false))
         await server.stop()
     }
 }
