@@ -15,6 +15,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -63,15 +64,24 @@ struct TokenService {
         // A group stops its services in reverse order: the endpoint and the worker first, the
         // transport (its AsyncHTTPClient clients) last.
         var services: [any Service] = [
-            transport,
+            TransportShutdown(transport),
             TokenRenewal(authenticator: authenticator, logger: logger),
             Worker(authenticator: authenticator, api: api, every: every),
         ]
         if let port = value("--listen").flatMap(Int.init) {
             services.append(try await Endpoint.bind(port: port, authenticator: authenticator, api: api))
         }
+        // Last, so that the group tells it first: it notes when stopping began.
+        let stopping = ShutdownClock()
+        services.append(stopping)
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
+        if let took = stopping.elapsed {
+            FileHandle.standardError.write(
+                Data(
+                    "stopped in \(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000) ms\n"
+                        .utf8))
+        }
     }
 }
 
@@ -165,5 +175,21 @@ struct Endpoint: Service {
             // The error's text names no token; the caller learns only that the upstream failed.
             return (.badGateway, Data(#"{"error":"upstream_failed"}"#.utf8))
         }
+    }
+}
+
+/// Notes when the group's graceful shutdown began (a signal), so that the service can say how long
+/// stopping took: every service, the endpoint's requests in flight, and the transport's clients.
+final class ShutdownClock: Service, Sendable {
+    private let began = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        began.withLockedValue { $0 = .now }
+    }
+
+    /// From the start of the graceful shutdown to now.
+    var elapsed: Duration? {
+        began.withLockedValue { $0 }.map { .now - $0 }
     }
 }

@@ -9,7 +9,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 @_spi(Provider) public import NativeAuth
-public import ServiceLifecycle
 
 /// The `HTTPTransport` on SwiftNIO (AsyncHTTPClient): the default on Linux.
 ///
@@ -136,6 +135,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// Gives back this transport's leases on the clients it made, and shuts down (and waits for)
     /// each one no other transport holds; an app's own client is the app's to shut down.
+    /// NativeAuthServices' `TransportShutdown` calls it when a service group stops.
     ///
     /// Without it, a client is shut down a few seconds after its last transport is released. A
     /// request sent afterwards still works: it makes a client again.
@@ -470,24 +470,5 @@ extension TimeAmount {
     fileprivate init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
-
-/// A transport is a swift-service-lifecycle `Service` whose `run()` waits for the group's graceful
-/// shutdown (or cancellation) and then shuts its clients down (``shutdown()``). List it first in
-/// the group's services: a group stops its services in reverse order, so the transport stops after
-/// the services that send through it.
-///
-/// ```swift
-/// let transport = AsyncHTTPClientTransport()
-/// let auth = Authenticator(provider: provider, store: store, transport: transport)
-/// let group = ServiceGroup(
-///     services: [transport, TokenRenewal(authenticator: auth), server],
-///     gracefulShutdownSignals: [.sigterm], logger: logger)
-/// ```
-extension AsyncHTTPClientTransport: Service {
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
     }
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import NIOConcurrencyHelpers
 import NativeAuth
+import NativeAuthServices
 import ServiceLifecycle
 import TestSupport
 import Testing
@@ -101,7 +102,8 @@ import Testing
         #expect(clients.state(of: key) == (2, true))
 
         let group = ServiceGroup(
-            services: [first, second], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+            services: [TransportShutdown(first), TransportShutdown(second)], gracefulShutdownSignals: [],
+            logger: Logger(label: "test"))
         let running = Task { try await group.run() }
         try await Task.sleep(for: .milliseconds(50))
         #expect(clients.state(of: key) == (2, true), "running until the group shuts down")

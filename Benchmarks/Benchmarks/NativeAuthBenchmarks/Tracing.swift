@@ -4,6 +4,7 @@ import HTTPTypes
 import InMemoryTracing
 import MetricsTestKit
 import NativeAuth
+import NativeAuthAsyncHTTPClient
 import NativeAuthTesting
 
 // What spans and metrics cost. Two authenticators signed in to the same sandbox over the same

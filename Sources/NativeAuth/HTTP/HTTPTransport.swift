@@ -36,10 +36,18 @@ public protocol HTTPTransport: Sendable {
     /// access tokens (RFC 8705 §3) to it, and sends such a token only through a transport that
     /// presents the same certificate.
     var clientCertificateThumbprint: String? { get }
+
+    /// Stops what the transport runs for itself (its connection pools), waiting until it has; what
+    /// it was given (an app's client) stays the app's. The default does nothing. NativeAuthServices'
+    /// `TransportShutdown` calls it on a service group's graceful shutdown. A request sent
+    /// afterwards still works: a transport starts what it needs again.
+    func shutdown() async
 }
 
 extension HTTPTransport {
     public var clientCertificateThumbprint: String? { nil }
+
+    public func shutdown() async {}
 
     public func send(_ request: HTTPRequest, body: Data?, streamingTo sink: @escaping ResponseBodySink)
         async throws -> (HTTPResponse, Data)
