@@ -115,7 +115,8 @@ def main():
     async def serve():
         async with anyio.create_task_group() as group:
             for listener, app in zip(listeners, apps):
-                config = uvicorn.Config(app, log_level="warning")
+                # As server.py: idle connections stay open while a loaded test machine stalls.
+                config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=300)
                 group.start_soon(uvicorn.Server(config).serve, [listener])
 
     anyio.run(serve)

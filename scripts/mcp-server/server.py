@@ -265,7 +265,11 @@ def main():
         with open(arguments.introspection_secret_file) as file:
             sdk_app.router.routes.append(introspection(provider, file.read().strip()))
     app = ToolScopes(sdk_app, provider, needs, scopes, f"{base}/.well-known/oauth-protected-resource/mcp")
-    config = uvicorn.Config(app, log_level="warning")
+    # uvicorn closes an idle connection after 5 s by default. Under the full suite a test can stall
+    # longer than that between two requests, and the client's pool may then send on a connection
+    # uvicorn is closing (a ChannelError, or a browser redirect that never arrives): a race of the
+    # test machine's load, not what the tests are about. Idle connections stay open for the test.
+    config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=300)
     note(f"port: {port}")
     anyio.run(uvicorn.Server(config).serve, [listener])
 

@@ -82,15 +82,8 @@ func overheadBenchmarks() {
             blackHole(body)
             return elapsed
         }
-        // Alternate which goes first, so that neither always meets a warmer connection.
-        let (bareTime, sendTime): (Duration, Duration)
-        if benchmark.currentIteration.isMultiple(of: 2) {
-            bareTime = try await bare()
-            sendTime = try await send()
-        } else {
-            sendTime = try await send()
-            bareTime = try await bare()
-        }
+        let (bareTime, sendTime) = try await alternately(
+            benchmark.currentIteration, { try await bare() }, { try await send() })
         benchmark.measurement(bareNanoseconds, bareTime.nanoseconds)
         benchmark.measurement(sendNanoseconds, sendTime.nanoseconds)
     }
@@ -146,14 +139,8 @@ func overheadBenchmarks() {
             blackHole(body)
             return clock.now - start
         }
-        let (directTime, middlewareTime): (Duration, Duration)
-        if benchmark.currentIteration.isMultiple(of: 2) {
-            directTime = try await direct()
-            middlewareTime = try await throughMiddleware()
-        } else {
-            middlewareTime = try await throughMiddleware()
-            directTime = try await direct()
-        }
+        let (directTime, middlewareTime) = try await alternately(
+            benchmark.currentIteration, { try await direct() }, { try await throughMiddleware() })
         benchmark.measurement(directSendNanoseconds, directTime.nanoseconds)
         benchmark.measurement(middlewareSendNanoseconds, middlewareTime.nanoseconds)
     }
@@ -204,14 +191,8 @@ func overheadBenchmarks() {
             blackHole(body)
             return elapsed
         }
-        let (bearerTime, dpopTime): (Duration, Duration)
-        if benchmark.currentIteration.isMultiple(of: 2) {
-            bearerTime = try await send(state.bearer)
-            dpopTime = try await send(state.dpop)
-        } else {
-            dpopTime = try await send(state.dpop)
-            bearerTime = try await send(state.bearer)
-        }
+        let (bearerTime, dpopTime) = try await alternately(
+            benchmark.currentIteration, { try await send(state.bearer) }, { try await send(state.dpop) })
         benchmark.measurement(bearerSendNanoseconds, bearerTime.nanoseconds)
         benchmark.measurement(dpopSendNanoseconds, dpopTime.nanoseconds)
         // What the client adds alone: the proof NativeAuth makes for each call.

@@ -61,6 +61,19 @@ func signedIn(
 /// NativeAuth's logger, silent: an info line per sign-in would only clutter the console.
 let quiet = Logger(label: "NativeAuth") { _ in SwiftLogNoOpLogHandler() }
 
+/// Times `first` and `second`, in an order that alternates with `iteration`, so that neither always
+/// meets a warmer connection; the times come back in the order of the arguments.
+func alternately(
+    _ iteration: Int, _ first: () async throws -> Duration, _ second: () async throws -> Duration
+) async throws -> (Duration, Duration) {
+    if iteration.isMultiple(of: 2) {
+        let one = try await first()
+        return (one, try await second())
+    }
+    let two = try await second()
+    return (try await first(), two)
+}
+
 /// Nanoseconds in a duration, for custom metrics.
 extension Duration {
     var nanoseconds: Int {

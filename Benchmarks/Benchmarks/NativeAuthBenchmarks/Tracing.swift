@@ -68,14 +68,8 @@ func tracingBenchmarks() {
                 blackHole(body)
                 return elapsed
             }
-            let (offTime, onTime): (Duration, Duration)
-            if benchmark.currentIteration.isMultiple(of: 2) {
-                offTime = try await send(state.off)
-                onTime = try await send(state.on)
-            } else {
-                onTime = try await send(state.on)
-                offTime = try await send(state.off)
-            }
+            let (offTime, onTime) = try await alternately(
+                benchmark.currentIteration, { try await send(state.off) }, { try await send(state.on) })
             // The spans are kept in memory; dropped so that the tracer does not grow for the run.
             state.tracer.clearAll()
             benchmark.measurement(offMetric, offTime.nanoseconds)
