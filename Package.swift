@@ -37,6 +37,8 @@ let package = Package(
         .library(name: "NativeAuthOpenAPI", targets: ["NativeAuthOpenAPI"]),
         // swift-service-lifecycle services: TokenRenewal renews a service's tokens ahead of expiry.
         .library(name: "NativeAuthServices", targets: ["NativeAuthServices"]),
+        // A token agent on a Unix socket (forwarded over SSH like ssh-agent), and its client.
+        .library(name: "NativeAuthAgent", targets: ["NativeAuthAgent"]),
         // For tests of apps and provider modules: a local HTTP server and an approving presenter.
         .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
@@ -65,6 +67,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The agent's length-prefixed frames (already in the graph through AsyncHTTPClient).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Settings read in layers (flags, environment, files); no trait: configuration files are
@@ -336,6 +340,17 @@ let package = Package(
             ]
         ),
         .target(
+            name: "NativeAuthAgent",
+            dependencies: [
+                "NativeAuth",
+                "LenientJSON",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
+        .target(
             name: "NativeAuthServices",
             dependencies: [
                 "NativeAuth",
@@ -512,6 +527,18 @@ let package = Package(
                 "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MCP", package: "swift-sdk"),
+            ]
+        ),
+        .testTarget(
+            name: "NativeAuthAgentTests",
+            dependencies: [
+                "NativeAuthAgent",
+                "NativeAuth",
+                "NativeAuthTesting",
+                "TestSupport",
+                "LenientJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

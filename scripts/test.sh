@@ -240,6 +240,7 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
         --target NativeAuthAsyncHTTPClient --target NativeAuthPresenters --target NativeAuthURLSession \
         --target NativeAuthKeyring --target NativeAuthPostgres --target NativeAuthAWS \
         --target NativeAuthTesting --target NativeAuthMCP --target NativeAuthOpenAPI --target NativeAuthServices \
+        --target NativeAuthAgent \
         --warnings-as-errors >"$docs_log" 2>&1 || {
         grep -E 'warning:|error:' "$docs_log" | grep -v -E 'prohibited flag|unhandled; explicitly' >&2
         echo "the documentation did not build; the full log: $docs_log" >&2

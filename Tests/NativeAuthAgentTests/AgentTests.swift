@@ -1,0 +1,195 @@
+import Foundation
+import HTTPTypes
+import LenientJSON
+import Logging
+@_spi(Provider) import NativeAuth
+import NativeAuthTesting
+import TestSupport
+import Testing
+
+@testable import NativeAuthAgent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The token agent on a real Unix socket, against the in-process sandbox: tokens and DPoP proofs
+/// go out, the refresh token and the key never do; callers share one refresh; a gone agent fails
+/// closed; the policy refuses and every request leaves an audit line.
+@Suite(.testLogging) struct AgentTests {
+    /// An audit log: each line's metadata, as `key=value` pairs.
+    final class AuditLog: Sendable {
+        let lines = Shared<[Logger.Metadata]>([])
+
+        var logger: Logger {
+            Logger(label: "agent-test") { _ in Handler(log: self) }
+        }
+
+        struct Handler: LogHandler {
+            let log: AuditLog
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .info
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) {
+                log.lines.update { $0.append(event.metadata ?? [:]) }
+            }
+        }
+
+        func count(op: String, granted: Bool) -> Int {
+            lines.value.filter { $0["op"] == "\(op)" && $0["granted"] == "\(granted)" }.count
+        }
+    }
+
+    struct Running {
+        let sandbox: SandboxAuthorizationServer
+        let auth: Authenticator
+        let server: AgentServer
+        let task: Task<Void, any Error>
+        let directory: TemporaryDirectory
+        let audit: AuditLog
+
+        var client: AgentClient { AgentClient(socket: server.socket, timeout: .seconds(10)) }
+
+        func stop() async {
+            await server.stop()
+            _ = try? await task.value
+            await sandbox.stop()
+        }
+    }
+
+    func start(policy: AgentPolicy = AgentPolicy(), dpop: Bool = true) async throws -> Running {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        if dpop { configuration.dpopSigningAlgorithms = ["ES256"] }
+        let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
+        let auth = Authenticator(
+            provider: try GenericOIDCProvider(
+                configuration: ProviderConfiguration(
+                    issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
+                    scopes: ["openid", "offline_access"])),
+            store: MemoryTokenStore(), transport: sandbox.transport)
+        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let directory = try TemporaryDirectory()
+        let audit = AuditLog()
+        let server = try await AgentServer.start(
+            accounts: ["default": auth], socket: try AgentSocket.create(in: directory.path), policy: policy,
+            logger: audit.logger)
+        let task = Task { try await server.run() }
+        return Running(sandbox: sandbox, auth: auth, server: server, task: task, directory: directory, audit: audit)
+    }
+
+    func mode(_ path: String) throws -> mode_t {
+        var status = stat()
+        try #require(lstat(path, &status) == 0)
+        return status.st_mode & 0o777
+    }
+
+    @Test func tokensAndProofsGoOutTheRefreshTokenAndTheKeyNever() async throws {
+        let agent = try await start()
+        let socket = agent.server.socket
+        #expect(try mode(socket.path) == 0o600)
+        #expect(try mode(try #require(socket.directory)) == 0o700)
+        #expect(socket.shellExport == "NATIVEAUTH_AGENT_SOCK=\(socket.path); export NATIVEAUTH_AGENT_SOCK;")
+
+        let client = agent.client
+        #expect(try await client.status().accounts == 1)
+        let accounts = try await client.accounts()
+        #expect(accounts.map(\.name) == ["default"] && accounts.first?.dpop == true && accounts.first?.signedIn == true)
+        let token = try await client.accessToken()
+        let held = try #require(try await agent.auth.currentTokens())
+        #expect(token.accessToken == held.accessToken)
+        #expect(token.tokenType == "DPoP")
+
+        // The agent's proof, with the agent's token, at the sandbox's resource: the sandbox checks
+        // the proof's signature, htm, htu and ath, and that its key is the token's cnf.jkt.
+        let url = agent.sandbox.url(.resource)
+        let proof = try await client.proof(method: "GET", url: url, accessToken: token.accessToken)
+        var request = HTTPRequest(method: .get, url: url)
+        request.headerFields[.authorization] = "DPoP \(token.accessToken)"
+        request.headerFields[.dpop] = proof
+        #expect(try await agent.sandbox.transport.send(request, body: nil).0.status.code == 200)
+
+        // Nothing the agent answered holds the refresh token or the key's private part.
+        var answers: [String] = []
+        for request in [
+            AgentMessage.request("status"), .request("list"), .request("token", ["account": "default"]),
+            .request("proof", ["method": "GET", "url": .string(url.absoluteString)]),
+        ] {
+            let answer = await agent.server.answer(try request.encoded(), from: Peer(uid: UInt32(getuid()), pid: 1))
+            #expect(answer.error == nil, "\(String(describing: answer.error))")
+            answers.append(String(decoding: try answer.encoded(), as: UTF8.self))
+        }
+        let refreshToken = try #require(held.refreshToken)
+        #expect(!answers.contains { $0.contains(refreshToken) })
+        #expect(!answers.contains { $0.contains("\"d\"") }, "no private JWK member")
+        #expect(agent.audit.count(op: "token", granted: true) >= 2)
+        await agent.stop()
+    }
+
+    @Test func eightCallersAfterExpiryShareOneRefresh() async throws {
+        let agent = try await start()
+        try await agent.auth.expireAccessToken()
+        let client = agent.client
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await client.accessToken().accessToken } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens.count == 1)
+        #expect(agent.sandbox.grantCount(.refreshToken) == 1)
+        await agent.stop()
+    }
+
+    @Test func aGoneAgentFailsClosedWithAClearError() async throws {
+        let agent = try await start()
+        let client = AgentClient(socket: agent.server.socket, timeout: .seconds(5))
+        _ = try await client.accessToken()
+        await agent.stop()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: AuthError.self) { try await client.accessToken() }
+        #expect(error?.code == .agentUnavailable, "\(String(describing: error))")
+        #expect(error?.hint?.contains("NATIVEAUTH_AGENT_SOCK") == true)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(!FileManager.default.fileExists(atPath: agent.server.socket.path), "the socket is removed")
+    }
+
+    @Test func thePolicyRefusesWhatItDoesNotNameAndAuditsIt() async throws {
+        let allowed = try #require(URL(string: "https://api.example.test/v1"))
+        let agent = try await start(policy: AgentPolicy(resources: [allowed], admitsSignInTokens: false))
+        let client = agent.client
+        let outside = try #require(URL(string: "https://other.example.test/v1"))
+        let refused = await #expect(throws: AuthError.self) { try await client.accessToken(resource: outside) }
+        #expect(refused?.code == .agentRefused, "\(String(describing: refused))")
+        let signIn = await #expect(throws: AuthError.self) { try await client.accessToken() }
+        #expect(signIn?.code == .agentRefused)
+        let stranger = await #expect(throws: AuthError.self) { try await client.accessToken(account: "work") }
+        #expect(stranger?.code == .loginRequired)
+        #expect(agent.audit.count(op: "token", granted: false) == 3)
+        let line = try #require(agent.audit.lines.value.first { $0["resource"] != nil })
+        #expect(line["uid"] == "\(getuid())" && line["reason"] == "agent_refused")
+
+        // Another uid (a forwarded socket of someone else): refused before anything is read.
+        let answer = await agent.server.answer(
+            try AgentMessage.request("token").encoded(), from: Peer(uid: UInt32(getuid()) + 1, pid: 1))
+        #expect(answer.error?.code == .agentRefused)
+        #expect(agent.audit.lines.value.last?["reason"] == "uid not allowed")
+        await agent.stop()
+    }
+
+    @Test func aMalformedOrNewerRequestIsRefused() async throws {
+        let agent = try await start(dpop: false)
+        let peer = Peer(uid: UInt32(getuid()), pid: 1)
+        #expect(await agent.server.answer(Array("not json".utf8), from: peer).error?.code == .requestFailed)
+        let newer = AgentMessage(["v": 2, "op": "token"])
+        #expect(
+            await agent.server.answer(try newer.encoded(), from: peer).error?.message.contains("version 1") == true)
+        let unknown = await agent.server.answer(try AgentMessage.request("export-keys").encoded(), from: peer)
+        #expect(unknown.error?.code == .requestFailed)
+        // No DPoP key: no proof.
+        let proof = await agent.server.answer(
+            try AgentMessage.request("proof", ["method": "GET", "url": "https://x.test/"]).encoded(), from: peer)
+        #expect(proof.error?.code == .configurationInvalid)
+        await agent.stop()
+    }
+}
