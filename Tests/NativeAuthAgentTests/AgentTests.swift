@@ -169,9 +169,10 @@ import Testing
         let line = try #require(agent.audit.lines.value.first { $0["resource"] != nil })
         #expect(line["uid"] == "\(getuid())" && line["reason"] == "agent_refused")
 
-        // Another uid (a forwarded socket of someone else): refused before anything is read.
+        // Another uid (a forwarded socket of someone else): refused before anything is read, even
+        // what anyone of the agent's own uid may ask.
         let answer = await agent.server.answer(
-            try AgentMessage.request("token").encoded(), from: Peer(uid: UInt32(getuid()) + 1, pid: 1))
+            try AgentMessage.request("status").encoded(), from: Peer(uid: UInt32(getuid()) + 1, pid: 1))
         #expect(answer.error?.code == .agentRefused)
         #expect(agent.audit.lines.value.last?["reason"] == "uid not allowed")
         await agent.stop()
