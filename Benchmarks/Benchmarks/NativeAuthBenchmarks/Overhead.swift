@@ -74,16 +74,8 @@ func overheadBenchmarks() {
             blackHole(body)
             return elapsed
         }
-        func send() async throws -> Duration {
-            let start = clock.now
-            let (response, body) = try await state.auth.send(request)
-            let elapsed = clock.now - start
-            guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
-            blackHole(body)
-            return elapsed
-        }
         let (bareTime, sendTime) = try await alternately(
-            benchmark.currentIteration, { try await bare() }, { try await send() })
+            benchmark.currentIteration, { try await bare() }, { try await timedSend(state.auth, request) })
         benchmark.measurement(bareNanoseconds, bareTime.nanoseconds)
         benchmark.measurement(sendNanoseconds, sendTime.nanoseconds)
     }
@@ -112,14 +104,6 @@ func overheadBenchmarks() {
         let authority = request.authority
         let basePath = base.path
         let clock = ContinuousClock()
-        func direct() async throws -> Duration {
-            let start = clock.now
-            let (response, body) = try await state.auth.send(request)
-            let elapsed = clock.now - start
-            guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
-            blackHole(body)
-            return elapsed
-        }
         func throughMiddleware() async throws -> Duration {
             let start = clock.now
             let (response, body) = try await middleware.intercept(
@@ -140,7 +124,7 @@ func overheadBenchmarks() {
             return clock.now - start
         }
         let (directTime, middlewareTime) = try await alternately(
-            benchmark.currentIteration, { try await direct() }, { try await throughMiddleware() })
+            benchmark.currentIteration, { try await timedSend(state.auth, request) }, { try await throughMiddleware() })
         benchmark.measurement(directSendNanoseconds, directTime.nanoseconds)
         benchmark.measurement(middlewareSendNanoseconds, middlewareTime.nanoseconds)
     }
@@ -183,16 +167,9 @@ func overheadBenchmarks() {
         let state = try dpopOverhead.get()
         let request = HTTPRequest(method: .get, url: state.sandbox.url(.resource))
         let clock = ContinuousClock()
-        func send(_ auth: Authenticator) async throws -> Duration {
-            let start = clock.now
-            let (response, body) = try await auth.send(request)
-            let elapsed = clock.now - start
-            guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
-            blackHole(body)
-            return elapsed
-        }
         let (bearerTime, dpopTime) = try await alternately(
-            benchmark.currentIteration, { try await send(state.bearer) }, { try await send(state.dpop) })
+            benchmark.currentIteration, { try await timedSend(state.bearer, request) },
+            { try await timedSend(state.dpop, request) })
         benchmark.measurement(bearerSendNanoseconds, bearerTime.nanoseconds)
         benchmark.measurement(dpopSendNanoseconds, dpopTime.nanoseconds)
         // What the client adds alone: the proof NativeAuth makes for each call.

@@ -1,4 +1,6 @@
+import Benchmark
 import Foundation
+import HTTPTypes
 import Logging
 import NativeAuth
 import NativeAuthAsyncHTTPClient
@@ -72,6 +74,17 @@ func alternately(
     }
     let two = try await second()
     return (try await first(), two)
+}
+
+/// How long `auth.send(request)` took, failing unless it answered 200.
+func timedSend(_ auth: Authenticator, _ request: HTTPRequest) async throws -> Duration {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let (response, body) = try await auth.send(request)
+    let elapsed = clock.now - start
+    guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
+    blackHole(body)
+    return elapsed
 }
 
 /// Nanoseconds in a duration, for custom metrics.

@@ -58,15 +58,9 @@ func tracingBenchmarks() {
         ) { benchmark in
             let state = try tracing.get()
             let request = HTTPRequest(method: .get, url: state.sandbox.url(.resource))
-            let clock = ContinuousClock()
             func send(_ auth: Authenticator) async throws -> Duration {
                 if refreshing { try await auth.expireAccessToken() }
-                let start = clock.now
-                let (response, body) = try await auth.send(request)
-                let elapsed = clock.now - start
-                guard response.status.code == 200 else { throw BenchmarkFailure("send: \(response.status)") }
-                blackHole(body)
-                return elapsed
+                return try await timedSend(auth, request)
             }
             let (offTime, onTime) = try await alternately(
                 benchmark.currentIteration, { try await send(state.off) }, { try await send(state.on) })

@@ -156,17 +156,8 @@ package struct TraceSpan: Sendable {
         span?.attributes[key] = value
     }
 
-    package func set(_ key: String, _ value: Int) {
-        span?.attributes[key] = Int64(value)
-    }
-
     package func set(_ key: String, _ value: Bool) {
         span?.attributes[key] = value
-    }
-
-    /// Adds the event `name` (a retry, a lock taken).
-    package func event(_ name: String) {
-        span?.addEvent(SpanEvent(name: name))
     }
 
     /// Marks the span failed with `error`'s code.
@@ -189,7 +180,6 @@ package struct TraceSpan: Sendable {
         package static let operation = "nativeauth.operation"
         package static let issuer = "nativeauth.issuer"
         package static let dpop = "nativeauth.dpop"
-        package static let status = "http.response.status_code"
         package static let oauthError = "oauth.error"
         package static let errorCode = "nativeauth.error.code"
         /// How a refresh ended for this caller: `refreshed`, `joined`, `other_process`.
