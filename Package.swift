@@ -213,6 +213,7 @@ let package = Package(
                 "NativeAuthAsyncHTTPClient",
                 "NativeAuthPresenters",
                 "NativeAuthKeyring",
+                "NativeAuthAgent",
                 "LenientJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -6,7 +6,10 @@ internal import NIOPosix
 public import NativeAuth
 
 /// Asks an agent (``AgentServer``, possibly on another machine through a forwarded socket) for
-/// access tokens and DPoP proofs: it never gets a refresh token or a key. When the agent is gone
+/// access tokens and DPoP proofs: it never gets a refresh token or a key.
+///
+/// It is a `TokenSource`: `Authenticator(provider:borrowingFrom:transport:)` with one sends
+/// requests with the agent's tokens and proofs, as an authenticator with a store does. When the agent is gone
 /// or does not answer within ``timeout``, every call fails with `agent_unavailable` (`AuthError.Code.agentUnavailable`):
 /// nothing falls back to a copy of the tokens.
 public struct AgentClient: Sendable {
@@ -32,6 +35,10 @@ public struct AgentClient: Sendable {
         public var tokenType: String
         /// When the agent says it expires (perhaps sooner than the token: its policy's limit).
         public var expiresAt: Date?
+        /// The scopes it was granted, as the agent knows them.
+        public var scopes: [String] = []
+        /// The sign-in's ID token, when it was asked for.
+        public var idToken: String?
 
         public var description: String {
             "AgentClient.Token(\(tokenType), expires \(expiresAt.map { "\($0)" } ?? "-"))"
@@ -74,33 +81,50 @@ public struct AgentClient: Sendable {
 
     /// An access token of `account` (for `resource`, with `scopes`), valid for at least
     /// `minimumValidity` seconds; the agent refreshes when it must, once however many ask.
+    /// With `idToken` (and no resource), the sign-in's ID token comes too, valid as long.
     public func accessToken(
-        account: String = "default", resource: URL? = nil, scopes: [String]? = nil, minimumValidity: TimeInterval = 60
+        account: String = "default", resource: URL? = nil, scopes: [String]? = nil, minimumValidity: TimeInterval = 60,
+        idToken: Bool = false
     ) async throws -> Token {
-        var members: JSONObject = [
-            "account": .string(account), "min_validity": .integer(Int64(minimumValidity.rounded(.up))),
-        ]
+        let seconds = minimumValidity.isFinite ? min(max(minimumValidity, 0), 86_400).rounded(.up) : 86_400
+        var members: JSONObject = ["account": .string(account), "min_validity": .integer(Int64(seconds))]
+        if idToken { members["id_token"] = .bool(true) }
         if let resource { members["resource"] = .string(resource.absoluteString) }
         if let scopes { members["scopes"] = .array(scopes.map { .string($0) }) }
         let answer = try await send(.request("token", members))
         guard let token = answer.string("access_token"), !token.isEmpty else {
             throw AuthError(.responseMalformed, "the agent's answer has no access token")
         }
+        if idToken, answer.string("id_token")?.isEmpty ?? true {
+            throw AuthError(
+                .loginRequired, "the agent's sign-in holds no ID token",
+                hint: "sign in with the openid scope where the agent runs")
+        }
         return Token(
             accessToken: token, tokenType: answer.string("token_type") ?? "Bearer",
-            expiresAt: answer.integer("expires_at").map { Date(timeIntervalSince1970: TimeInterval($0)) })
+            expiresAt: answer.integer("expires_at").map { Date(timeIntervalSince1970: TimeInterval($0)) },
+            scopes: (answer.string("scope") ?? "").split(separator: " ").map(String.init),
+            idToken: answer.string("id_token"))
+    }
+
+    /// Tells the agent that a server refused `accessToken`: its next token is another (the agent
+    /// refreshes once, however many ask; a token it no longer holds changes nothing).
+    public func refused(account: String = "default", accessToken: String, resource: URL? = nil) async throws {
+        var members: JSONObject = ["account": .string(account), "access_token": .string(accessToken)]
+        if let resource { members["resource"] = .string(resource.absoluteString) }
+        _ = try await send(.request("refused", members))
     }
 
     /// A DPoP proof (RFC 9449) for `method` and `url`, signed by `account`'s key in the agent, with
-    /// the server's `nonce` and the `accessToken` it goes with.
+    /// the `accessToken` it goes with and the server's `nonce`.
     public func proof(
-        account: String = "default", method: String, url: URL, nonce: String? = nil, accessToken: String? = nil
+        account: String = "default", method: String, url: URL, accessToken: String, nonce: String? = nil
     ) async throws -> String {
         var members: JSONObject = [
             "account": .string(account), "method": .string(method), "url": .string(url.absoluteString),
         ]
+        members["access_token"] = .string(accessToken)
         if let nonce { members["nonce"] = .string(nonce) }
-        if let accessToken { members["access_token"] = .string(accessToken) }
         let answer = try await send(.request("proof", members))
         guard let proof = answer.string("proof") else {
             throw AuthError(.responseMalformed, "the agent's answer has no proof")
@@ -162,6 +186,18 @@ public struct AgentClient: Sendable {
                 .agentUnavailable, "the agent at \(socket.path) closed the connection without an answer",
                 hint: "see the agent's log")
         }
+    }
+}
+
+extension AgentClient: TokenSource {
+    public func tokens(
+        account: String, resource: URL?, scopes: [String]?, minimumValidity: TimeInterval, idToken: Bool
+    ) async throws -> TokenSet {
+        let token = try await accessToken(
+            account: account, resource: resource, scopes: scopes, minimumValidity: minimumValidity, idToken: idToken)
+        return TokenSet(
+            accessToken: token.accessToken, tokenType: token.tokenType, idToken: token.idToken, scopes: token.scopes,
+            expiresAt: token.expiresAt, issuedAt: Date())
     }
 }
 

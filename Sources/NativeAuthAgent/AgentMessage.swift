@@ -9,7 +9,10 @@ public import NativeAuth
 /// - `status`: the agent's version, process id and number of accounts;
 /// - `list`: the accounts (name, issuer, client id, whether their tokens are DPoP-bound);
 /// - `token`: an access token of `account` (for `resource`, RFC 8707, with `scopes`), valid for at
-///   least `min_validity` seconds: `access_token`, `token_type`, `expires_at`;
+///   least `min_validity` seconds: `access_token`, `token_type`, `expires_at`, `scope`, and for the
+///   sign-in's token its `id_token` while that is valid as long (with `id_token: true`, refreshed
+///   for when it is not);
+/// - `refused`: a server refused `account`'s `access_token`: the next `token` brings another;
 /// - `proof`: a DPoP proof (RFC 9449) of `account`'s key for `method` and `url`, with `nonce` and
 ///   the `access_token` it goes with (its `ath`).
 ///

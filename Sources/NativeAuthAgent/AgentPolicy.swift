@@ -47,9 +47,10 @@ public struct AgentPolicy: Sendable, Equatable {
     }
 
     /// The validity a token request asks of the agent's authenticator: what was asked, at least a
-    /// minute, and no more than the maximum lifetime allows.
+    /// minute, and no more than the maximum lifetime allows (an hour without one: a caller cannot
+    /// make every request a refresh by asking for a day).
     func minimumValidity(asked: TimeInterval) -> TimeInterval {
-        max(60, min(asked, maximumLifetime ?? .infinity))
+        max(60, min(asked, maximumLifetime ?? 3600))
     }
 
     /// Whether `url` lies under `resource`: same scheme, host and port, and its path under the

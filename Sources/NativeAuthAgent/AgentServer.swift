@@ -36,16 +36,41 @@ public final class AgentServer: Sendable {
     public let policy: AgentPolicy
     private let accounts: [String: Authenticator]
     private let logger: Logger
+    private let confirm: Confirmation?
     private let server: NIOAsyncChannel<Connection, Never>
+
+    /// Asks the agent's owner whether a request may be answered (`ssh-add -c`): `true` to answer it.
+    public typealias Confirmation = @Sendable (Request) async -> Bool
+
+    /// A request the agent's owner is asked to confirm: who asks, and for what.
+    public struct Request: Sendable, CustomStringConvertible {
+        /// The asking process's uid and pid (`SO_PEERCRED`; for a forwarded socket, sshd's).
+        public var uid: UInt32
+        public var pid: Int32
+        /// The operation (`token`).
+        public var operation: String
+        /// The account asked for.
+        public var account: String
+        /// The resource a token is asked for; `nil`: the sign-in's own token.
+        public var resource: String?
+        /// Whether the ID token is asked for too.
+        public var idToken: Bool
+
+        public var description: String {
+            "uid \(uid) (pid \(pid)) asks for \(idToken ? "the ID token and an access token" : "an access token")"
+                + " of account \(account)" + (resource.map { " for \($0)" } ?? "")
+        }
+    }
 
     private init(
         socket: AgentSocket, policy: AgentPolicy, accounts: [String: Authenticator], logger: Logger,
-        server: NIOAsyncChannel<Connection, Never>
+        confirm: Confirmation?, server: NIOAsyncChannel<Connection, Never>
     ) {
         self.socket = socket
         self.policy = policy
         self.accounts = accounts
         self.logger = logger
+        self.confirm = confirm
         self.server = server
     }
 
@@ -57,9 +82,12 @@ public final class AgentServer: Sendable {
     ///   - socket: Where to listen (``AgentSocket/create(in:)``).
     ///   - policy: Who may ask for what; default: the agent's own uid, every account and resource.
     ///   - logger: Where the audit lines go (info level).
+    ///   - confirm: Asks the agent's owner before each token is handed out (`ssh-add -c`); a
+    ///     request it does not confirm is refused. `nil`: none is asked. Proofs are not confirmed:
+    ///     one is worth nothing without a token handed out.
     public static func start(
         accounts: [String: Authenticator], socket: AgentSocket, policy: AgentPolicy = AgentPolicy(),
-        logger: Logger = Logger(label: "NativeAuth.agent")
+        logger: Logger = Logger(label: "NativeAuth.agent"), confirm: Confirmation? = nil
     ) async throws -> AgentServer {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(unixDomainSocketPath: socket.path, cleanupExistingSocketFile: true) { channel in
@@ -75,7 +103,8 @@ public final class AgentServer: Sendable {
             try? await server.channel.close()
             throw AuthError(.configurationInvalid, "the agent's socket \(socket.path) cannot be made private")
         }
-        return AgentServer(socket: socket, policy: policy, accounts: accounts, logger: logger, server: server)
+        return AgentServer(
+            socket: socket, policy: policy, accounts: accounts, logger: logger, confirm: confirm, server: server)
     }
 
     /// Serves until cancelled (or ``stop()``); then the socket and its directory are removed.
@@ -132,6 +161,20 @@ public final class AgentServer: Sendable {
                     .agentRefused, "the agent serves only the uids its policy names",
                     hint: "ask the agent's owner to name this uid in its policy"))
         }
+        if let confirm, operation == "token" {
+            let asked = Request(
+                uid: peer.uid, pid: peer.pid, operation: operation,
+                account: TerminalText.sanitized(request.string("account") ?? "default"),
+                resource: request.string("resource").map { Redaction.scrubURL(TerminalText.sanitized($0)) },
+                idToken: request.object["id_token"] == .bool(true))
+            guard await confirm(asked) else {
+                audit(peer, operation, request, granted: false, reason: "not confirmed")
+                return .refusal(
+                    AuthError(
+                        .agentRefused, "the agent's owner did not confirm the request",
+                        hint: "ask again, and confirm it where the agent runs"))
+            }
+        }
         do {
             let answer = try await perform(request, operation: operation)
             audit(peer, operation, request, granted: true)
@@ -176,21 +219,51 @@ public final class AgentServer: Sendable {
                 }
                 let scopes = request.object["scopes"]?.arrayValue?.compactMap(\.stringValue)
                 let token = try await auth.resourceToken(for: resource, scopes: scopes, minimumValidity: minimum)
-                return try tokenAnswer(token.accessToken, type: token.tokenType, expiresAt: token.expiresAt, name)
+                var answer = try tokenAnswer(
+                    token.accessToken, type: token.tokenType, expiresAt: token.expiresAt, name)
+                answer.object["scope"] = .string(token.scopes.joined(separator: " "))
+                return answer
             }
             guard policy.admitsSignInTokens else {
                 throw AuthError(.agentRefused, "the agent's policy hands out tokens for named resources only")
             }
+            if request.object["id_token"] == .bool(true) {
+                let tokens = try await auth.tokensWithValidIDToken(minimumValidity: minimum)
+                var answer = try tokenAnswer(
+                    tokens.accessToken, type: tokens.tokenType, expiresAt: tokens.expiresAt, name)
+                answer.object["id_token"] = tokens.idToken.map { .string($0) }
+                answer.object["scope"] = .string(tokens.scopes.joined(separator: " "))
+                return answer
+            }
             let token = try await auth.accessToken(minimumValidity: minimum)
             let tokens = try await auth.currentTokens()
             let type = tokens?.accessToken == token ? tokens?.tokenType ?? "Bearer" : "Bearer"
-            return try tokenAnswer(token, type: type, expiresAt: tokens?.expiresAt, name)
+            var answer = try tokenAnswer(token, type: type, expiresAt: tokens?.expiresAt, name)
+            answer.object["scope"] = tokens.map { .string($0.scopes.joined(separator: " ")) }
+            // The ID token rides along while it is valid as long (kubectl's exec plugin takes it).
+            if let tokens, tokens.accessToken == token, tokens.idTokenIsValid(at: Date(), leeway: minimum) {
+                answer.object["id_token"] = tokens.idToken.map { .string($0) }
+            }
+            return answer
+        case "refused":
+            // A server refused a token the agent handed out: the next `token` brings another (a
+            // refresh, once however many ask). Only a token that is still the held one counts.
+            let (_, auth) = try account(request)
+            guard let token = request.string("access_token"), !token.isEmpty else {
+                throw AuthError(.requestFailed, "a `refused` request needs the `access_token` refused")
+            }
+            return .answer(["discarded": .bool(try await auth.discardAccessToken(token))])
         case "proof":
             let (_, auth) = try account(request)
             guard let method = request.string("method"), !method.isEmpty,
                 let url = request.string("url").flatMap(URL.init(string:)), url.scheme != nil
             else {
                 throw AuthError(.requestFailed, "a proof request needs `method` and an absolute `url`")
+            }
+            guard policy.admitsSignInTokens || policy.admits(resource: url) else {
+                throw AuthError(
+                    .agentRefused, "the agent's policy does not sign proofs for that URL",
+                    hint: "ask the agent's owner to add its resource to the policy's resources")
             }
             guard let key = try await auth.currentTokens()?.dpopKey else {
                 throw AuthError(.configurationInvalid, "the account's tokens are not bound to a DPoP key")

@@ -50,8 +50,11 @@ public struct AgentSocket: Sendable, Equatable {
     }
 
     /// The socket named by `NATIVEAUTH_AGENT_SOCK`, when it is set.
-    public static var fromEnvironment: AgentSocket? {
-        ProcessInfo.processInfo.environment[environmentVariable].flatMap { $0.isEmpty ? nil : AgentSocket(path: $0) }
+    public static var fromEnvironment: AgentSocket? { named(in: ProcessInfo.processInfo.environment) }
+
+    /// The socket `NATIVEAUTH_AGENT_SOCK` names in `environment`, when it is set.
+    public static func named(in environment: [String: String]) -> AgentSocket? {
+        environment[environmentVariable].flatMap { $0.isEmpty ? nil : AgentSocket(path: $0) }
     }
 
     /// The lines a shell evaluates, as `ssh-agent -s` prints them.

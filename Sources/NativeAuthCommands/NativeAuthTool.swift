@@ -74,14 +74,14 @@ extension NativeAuthTool {
     /// Every ready-made command, in the order `--help` lists them: `login`, `status`, `token`, `api`,
     /// `userinfo`, `refresh`, `logout`, `switch`, `profile`, and the adapters for other programs:
     /// `kubeconfig`, `git-credential`, `setup-git`, `docker-credential`, `setup-docker`, `setup-aws`,
-    /// `setup-google`.
+    /// `setup-google`; and `agent`, which serves the sign-ins to other processes and machines.
     public static var standardCommands: [any ParsableCommand.Type] {
         [
             LoginCommand<Self>.self, StatusCommand<Self>.self, TokenCommand<Self>.self, APICommand<Self>.self,
             UserInfoCommand<Self>.self, RefreshCommand<Self>.self, LogoutCommand<Self>.self, SwitchCommand<Self>.self,
             ProfileCommand<Self>.self, KubeconfigCommand<Self>.self, GitCredentialCommand<Self>.self,
             SetupGitCommand<Self>.self, DockerCredentialCommand<Self>.self, SetupDockerCommand<Self>.self,
-            SetupAWSCommand<Self>.self, SetupGoogleCommand<Self>.self,
+            SetupAWSCommand<Self>.self, SetupGoogleCommand<Self>.self, AgentCommand<Self>.self,
         ]
     }
 }

@@ -184,7 +184,10 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         if automatic { held = try await prepared.authenticator.currentTokens() }
         let wantsID = asked == .id || held?.idToken != nil || (format == .googleExecutable && asked == nil)
         var tokens: TokenSet
-        if resource != nil, !wantsID, let current = try await prepared.authenticator.currentTokens() {
+        if resource != nil, !wantsID, prepared.authenticator.borrowsTokens {
+            // Borrowed: the resource's token alone, asked for below (the agent may hand out no other).
+            tokens = TokenSet(accessToken: "", issuedAt: Date())
+        } else if resource != nil, !wantsID, let current = try await prepared.authenticator.currentTokens() {
             // A resource's token comes with the sign-in's refresh token, whether or not the sign-in's
             // own access token is still valid: that one is not refreshed for nothing.
             tokens = current

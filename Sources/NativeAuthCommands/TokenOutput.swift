@@ -235,6 +235,8 @@ enum TokenSupply {
             }
             return tokens
         } catch let error as AuthError where error.isLoginRequired {
+            // Borrowed from an agent: the sign-in is the agent's to make, where it runs.
+            if authenticator.borrowsTokens { throw error }
             if case .never(let reason) = signIn {
                 guard let reason else { throw error }
                 var refused = error

@@ -3,6 +3,7 @@ internal import Configuration
 internal import Foundation
 internal import LenientJSON
 public import NativeAuth
+internal import NativeAuthAgent
 internal import NativeAuthKeyring
 
 /// The options every command of a tool takes: ``CommandOptions`` with every group of settings.
@@ -167,6 +168,10 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
         registers: Bool,
         registrationScopes: [String]? = nil
     ) async throws -> Prepared {
+        if let socket = AgentSocket.named(in: environment) {
+            return try await borrowing(
+                configured, from: AgentClient(socket: socket), environment: environment, use: use)
+        }
         let resolved = configured.resolved
         let selection = configured.selection
         let storage = try await CommandStorage.open(

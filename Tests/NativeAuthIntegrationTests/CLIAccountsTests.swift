@@ -192,8 +192,8 @@ import Testing
             environment: setup.environment)
         #expect(add.status == 0, "\(add.stderr)")
         let path = setup.directory.path + "/config/nativeauth/config.json"
-        var status = stat()
-        #expect(stat(path, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o777 } == 0o600)
 
         let show = try await run(cli, ["profile", "show", "sandbox"], environment: setup.environment)
         #expect(show.stdout.contains("client_secret: (set, not shown)") && !show.stdout.contains(secret))

@@ -81,6 +81,50 @@ public final class Authenticator: Sendable {
         lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout)
     }
 
+    /// An authenticator that borrows its tokens from `source` (a token agent: NativeAuthAgent's
+    /// `AgentTokenSource`) instead of keeping them: it never holds a refresh token or a DPoP key.
+    ///
+    /// It asks `source` for access tokens, ID tokens and resources' tokens valid as long as it needs
+    /// (keeping them in memory while they are), and for each DPoP proof; ``send(_:body:streamingTo:)``
+    /// and the rest work as with a store, and a token an API refuses is handed back for another.
+    /// Signing in and out, and ``refresh()``, are the source's: they throw
+    /// ``AuthError/Code/configurationInvalid`` here. When the source cannot answer, every call fails
+    /// with its error; nothing falls back to a copy of the tokens.
+    ///
+    /// - Parameters:
+    ///   - provider: The provider the tokens come from (its issuer, for the resources an API's
+    ///     metadata names; its error mapper, for the APIs' answers).
+    ///   - source: Where the tokens are borrowed.
+    ///   - transport: How requests are sent.
+    ///   - account: The account asked for.
+    ///   - logger: Where NativeAuth logs.
+    ///   - clock: The time for token expiry.
+    ///   - observability: Where spans and metrics go.
+    public init(
+        provider: any AuthProvider,
+        borrowingFrom source: any TokenSource,
+        transport: any HTTPTransport,
+        account: String = "default",
+        logger: Logger = Logger(label: "NativeAuth"),
+        clock: AuthClock = .system,
+        observability: Observability = Observability()
+    ) {
+        self.provider = provider
+        store = MemoryTokenStore()
+        self.transport = transport
+        lockTimeout = .seconds(30)
+        let key = TokenKey(issuer: provider.tokenIssuer, clientID: provider.configuration.clientID, account: account)
+        self.key = key
+        client = ExchangeClient(
+            provider: provider, transport: transport, clock: clock, logger: logger,
+            instruments: Instruments(observability))
+        lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout, source: source)
+    }
+
+    /// Whether the tokens are borrowed from a ``TokenSource`` (see
+    /// ``init(provider:borrowingFrom:transport:account:logger:clock:observability:)``).
+    public var borrowsTokens: Bool { lifecycle.source != nil }
+
     /// An authenticator for another account of the same provider and client, sharing this one's
     /// store, transport and loaded metadata. ``Accounts`` hands these out.
     ///
@@ -96,7 +140,8 @@ public final class Authenticator: Sendable {
         lockTimeout = other.lockTimeout
         key = TokenKey(issuer: other.key.issuer, clientID: other.key.clientID, account: account)
         client = other.client
-        lifecycle = TokenLifecycle(client: client, store: store, key: key, lockTimeout: lockTimeout)
+        lifecycle = TokenLifecycle(
+            client: client, store: store, key: key, lockTimeout: lockTimeout, source: other.lifecycle.source)
     }
 
     /// The provider's metadata, loaded once (see the type's discussion).
@@ -124,7 +169,9 @@ public final class Authenticator: Sendable {
     public func login(
         presenter: any UserAgentPresenter, scopes: [String]? = nil, options: LoginOptions = LoginOptions()
     ) async throws -> TokenSet {
-        try await keep(try await signIn(presenter: presenter, scopes: scopes, options: options), "signed in")
+        try lifecycle.keepsItsOwnTokens()
+        return try await keep(
+            try await signIn(presenter: presenter, scopes: scopes, options: options), "signed in")
     }
 
     /// The tokens of a sign-in through `presenter`, not stored yet.
@@ -161,7 +208,9 @@ public final class Authenticator: Sendable {
         display: any DeviceCodeDisplay = TerminalDeviceCodeDisplay(),
         scopes: [String]? = nil
     ) async throws -> TokenSet {
-        try await keep(try await signInWithDevice(display: display, scopes: scopes), "signed in with a device code")
+        try lifecycle.keepsItsOwnTokens()
+        return try await keep(
+            try await signInWithDevice(display: display, scopes: scopes), "signed in with a device code")
     }
 
     /// Gets tokens for the client itself with the client credentials grant (RFC 6749 §4.4): for
@@ -182,7 +231,8 @@ public final class Authenticator: Sendable {
     ///   (`invalid_client`, `unauthorized_client`); nothing is stored then.
     @discardableResult
     public func loginWithClientCredentials(scopes: [String]? = nil) async throws -> TokenSet {
-        try await keep(try await signInWithClientCredentials(scopes: scopes), "signed in as the client")
+        try lifecycle.keepsItsOwnTokens()
+        return try await keep(try await signInWithClientCredentials(scopes: scopes), "signed in as the client")
     }
 
     /// Gets tokens for a workload from a token of its own: the configuration's ``WorkloadGrant``
@@ -201,7 +251,8 @@ public final class Authenticator: Sendable {
     ///   stored then.
     @discardableResult
     public func loginAsWorkload(scopes: [String]? = nil) async throws -> TokenSet {
-        try await keep(try await signInAsWorkload(scopes: scopes), "signed in as a workload")
+        try lifecycle.keepsItsOwnTokens()
+        return try await keep(try await signInAsWorkload(scopes: scopes), "signed in as a workload")
     }
 
     /// The tokens of the configuration's workload grant (client credentials without one), not stored yet.
@@ -313,6 +364,7 @@ public final class Authenticator: Sendable {
         presenter: (any UserAgentPresenter)? = nil,
         endingSessionWhenSignedOut: Bool = false
     ) async throws -> LogoutResult {
+        try lifecycle.keepsItsOwnTokens()
         let lifecycle = lifecycle
         return try await LogoutFlow(client: client).signOut(
             presenter: presenter, endingSessionWhenSignedOut: endingSessionWhenSignedOut
@@ -548,6 +600,8 @@ public final class Authenticator: Sendable {
     package func steppingUp<Answer: Sendable>(
         with presenter: any UserAgentPresenter, _ attempt: @Sendable () async throws -> Answer
     ) async throws -> Answer {
+        // Borrowed tokens are signed in for where the agent runs: nothing to step up here.
+        guard !borrowsTokens else { return try await attempt() }
         let sentWith = try await currentTokens()?.accessToken
         do {
             return try await attempt()

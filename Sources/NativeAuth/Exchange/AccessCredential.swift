@@ -11,6 +11,8 @@ package struct AccessCredential: Sendable {
     package var isDPoPBound: Bool
     /// The thumbprint of the client certificate it is bound to, if any.
     package var certificateThumbprint: String?
+    /// Whether its proofs come from a ``TokenSource`` (a token agent holds the key).
+    package var provesThroughSource = false
 
     /// The credential of a sign-in's access token.
     package init(_ tokens: TokenSet) {

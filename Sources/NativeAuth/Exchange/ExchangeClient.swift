@@ -549,12 +549,14 @@ package final class ExchangeClient: Sendable {
     /// request is made.
     ///
     /// A DPoP-bound token goes as `Authorization: DPoP …` with a proof for this request (its method,
-    /// its URL without query and fragment, the token's hash, the server's last nonce).
+    /// its URL without query and fragment, the token's hash, the server's last nonce): `proof`
+    /// when one was signed elsewhere (a token agent's), else one signed with the credential's key.
     ///
     /// - Throws: ``AuthError`` when the token cannot be sent as it is bound: to a TLS client
     ///   certificate this transport does not present, or to a DPoP key that is not with it.
     package func authorized(
-        _ request: HTTPRequest, credential: AccessCredential, operation: AuthOperation = .apiRequest
+        _ request: HTTPRequest, credential: AccessCredential, proof: String? = nil,
+        operation: AuthOperation = .apiRequest
     ) throws(AuthError) -> HTTPRequest {
         if let thumbprint = credential.certificateThumbprint, transport.clientCertificateThumbprint != thumbprint {
             throw AuthError(
@@ -566,6 +568,11 @@ package final class ExchangeClient: Sendable {
         var authorized = request
         guard credential.isDPoPBound, let url = request.url else {
             authorized.headerFields[.authorization] = "Bearer \(credential.accessToken)"
+            return authorized
+        }
+        if let proof {
+            authorized.headerFields[.authorization] = "DPoP \(credential.accessToken)"
+            authorized.headerFields[.dpop] = proof
             return authorized
         }
         guard let key = credential.dpopKey else {

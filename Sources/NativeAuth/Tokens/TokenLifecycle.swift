@@ -21,6 +21,12 @@ package actor TokenLifecycle {
     private nonisolated let client: ExchangeClient
     private nonisolated let lockTimeout: Duration
     private nonisolated let refreshes = SingleFlight<Refreshed>()
+    /// Where the tokens are borrowed from instead of kept (a token agent); `nil`: the store keeps them.
+    package nonisolated let source: (any TokenSource)?
+    /// One request to ``source`` per kind of tokens asked for at once.
+    private var borrowFlights: [String: SingleFlight<TokenSet>] = [:]
+    /// The resources' tokens borrowed from ``source``, while valid.
+    private var borrowedResources: [String: ResourceToken] = [:]
     /// One flight per resource and scope set (``accessToken(for:scopes:minimumValidity:)``).
     private var resourceFlights: [String: SingleFlight<ResourceToken>] = [:]
     /// One flight per credential name (``derivedCredential(named:minimumValidity:idToken:obtain:)``).
@@ -39,8 +45,12 @@ package actor TokenLifecycle {
     /// Why the ID token of the last refresh was refused, if it was.
     package private(set) var lastRefreshIDTokenError: AuthError?
 
-    package init(client: ExchangeClient, store: any TokenStore, key: TokenKey, lockTimeout: Duration) {
+    package init(
+        client: ExchangeClient, store: any TokenStore, key: TokenKey, lockTimeout: Duration,
+        source: (any TokenSource)? = nil
+    ) {
         self.client = client
+        self.source = source
         self.store = store
         self.lock = store.lock
         self.key = key
@@ -52,10 +62,16 @@ package actor TokenLifecycle {
     // MARK: - The set
 
     /// The set in memory while the store still holds it, else the stored one; `nil` when signed out.
+    /// Borrowed from a ``TokenSource``: the set borrowed last, else the sign-in's, borrowed now.
     ///
     /// The store is asked for its revision of the key (cheap: one `lstat` for files) before the
     /// copy in memory is used, so that a logout or a new sign-in in another process counts at once.
     package func current() async throws -> TokenSet? {
+        // Borrowed: what was borrowed last, else the sign-in's tokens, borrowed now.
+        if let source {
+            if let cached { return cached }
+            return try await borrowed(from: source, minimumValidity: 60, idToken: false)
+        }
         let revision = try? await store.revision(of: key)
         if let cached, revision == nil || revision == cachedRevision { return cached }
         let loaded = try await storeOperation { try await store.load(key) }
@@ -72,6 +88,7 @@ package actor TokenLifecycle {
 
     /// Stores the set of a new sign-in and keeps it.
     package func adopt(_ tokens: TokenSet) async throws {
+        try keepsItsOwnTokens()
         try await storeOperation { try await store.save(tokens, for: key) }
         await wrote(tokens)
     }
@@ -81,6 +98,7 @@ package actor TokenLifecycle {
     /// elsewhere just wrote, for revocation), or the set in memory when the stored one is gone or
     /// unreadable.
     package func remove() async throws -> TokenSet? {
+        try keepsItsOwnTokens()
         let store = store
         let key = key
         let removed = try await underLock {
@@ -108,6 +126,10 @@ package actor TokenLifecycle {
     ///   refreshed meanwhile) or none.
     package func discard(accessToken token: String) async throws -> Bool {
         guard !token.isEmpty else { return false }
+        if let source {
+            try await refused(token, resource: nil, source: source)
+            return true
+        }
         let store = store
         let key = key
         let kept: TokenSet? = try await underLock {
@@ -134,6 +156,11 @@ package actor TokenLifecycle {
     ///
     /// - Returns: Whether any was removed.
     package func removeResourceTokens(for resource: URL) async throws -> Bool {
+        if source != nil {
+            let before = borrowedResources.count
+            borrowedResources = borrowedResources.filter { $0.value.resource != resource }
+            return borrowedResources.count != before
+        }
         let store = store
         let key = key
         let kept: TokenSet? = try await underLock {
@@ -163,6 +190,7 @@ package actor TokenLifecycle {
     ///   token (or none that could be verified) and the one held expires: an expired ID token is
     ///   never handed out.
     package func validTokens(minimumValidity: TimeInterval, idToken: Bool = false) async throws -> TokenSet {
+        if let source { return try await borrowed(from: source, minimumValidity: minimumValidity, idToken: idToken) }
         let current = try await current()
         if idToken, let current, current.idToken == nil {
             // A refresh brings no ID token to a sign-in that got none (no `openid`, or a provider
@@ -196,6 +224,7 @@ package actor TokenLifecycle {
 
     /// Refreshes now, whether or not the tokens expire soon.
     package func refresh() async throws -> TokenSet {
+        try keepsItsOwnTokens()
         guard let tokens = try await current() else { throw RefreshDecision.notSignedIn }
         return try await refresh(replacing: tokens, minimumValidity: nil)
     }
@@ -462,6 +491,10 @@ package actor TokenLifecycle {
     package func accessToken(for resource: URL, scopes: [String]?, minimumValidity: TimeInterval) async throws
         -> ResourceToken
     {
+        if let source {
+            return try await borrowed(
+                from: source, resource: resource, scopes: scopes, minimumValidity: minimumValidity)
+        }
         guard let current = try await current() else { throw RefreshDecision.notSignedIn }
         if let kept = current.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
             kept.isValid(at: now, leeway: minimumValidity)
@@ -571,6 +604,10 @@ package actor TokenLifecycle {
         named name: String, minimumValidity: TimeInterval, idToken: Bool,
         obtain: @escaping @Sendable (TokenSet) async throws -> DerivedCredential
     ) async throws -> DerivedCredential {
+        if source != nil {
+            // Nothing to keep it in: each borrower asks with the tokens it borrows.
+            return try await obtain(try await validTokens(minimumValidity: 60, idToken: idToken))
+        }
         guard let current = try await current() else { throw RefreshDecision.notSignedIn }
         if let kept = current.derivedCredentials.first(where: { $0.name == name }),
             kept.isValid(at: now, leeway: minimumValidity)
@@ -634,6 +671,76 @@ package actor TokenLifecycle {
         return credential
     }
 
+    // MARK: - Borrowed tokens
+
+    /// Throws when the tokens are borrowed from a ``TokenSource``: signing in, out, and refreshing
+    /// are the source's.
+    package nonisolated func keepsItsOwnTokens() throws(AuthError) {
+        guard source != nil else { return }
+        throw AuthError(
+            .configurationInvalid,
+            "this authenticator borrows its tokens from a token agent, which signs in and refreshes them",
+            hint: "sign in (or out) where the agent runs")
+    }
+
+    /// The sign-in's tokens from `source`, kept in memory while they are valid for
+    /// `minimumValidity`; one request however many callers ask at once.
+    private func borrowed(from source: any TokenSource, minimumValidity: TimeInterval, idToken: Bool) async throws
+        -> TokenSet
+    {
+        if let cached, cached.isValid(at: now, leeway: minimumValidity),
+            !idToken || cached.idTokenIsValid(at: now, leeway: minimumValidity)
+        {
+            return cached
+        }
+        let account = key.account
+        let tokens = try await borrowFlight(idToken ? "id_token" : "").value {
+            try await source.tokens(
+                account: account, resource: nil, scopes: nil, minimumValidity: minimumValidity, idToken: idToken)
+        }
+        cached = tokens
+        return tokens
+    }
+
+    /// A token for `resource` from `source`, kept in memory while it is valid for `minimumValidity`.
+    private func borrowed(
+        from source: any TokenSource, resource: URL, scopes: [String]?, minimumValidity: TimeInterval
+    ) async throws -> ResourceToken {
+        let name = resource.absoluteString + " " + (scopes ?? []).sorted().joined(separator: " ")
+        if let kept = borrowedResources[name], kept.isValid(at: now, leeway: minimumValidity) { return kept }
+        let account = key.account
+        let tokens = try await borrowFlight(name).value {
+            try await source.tokens(
+                account: account, resource: resource, scopes: scopes, minimumValidity: minimumValidity, idToken: false)
+        }
+        let token = ResourceToken(resource: resource, requestedScopes: scopes ?? [], tokens: tokens)
+        borrowedResources[name] = token
+        return token
+    }
+
+    private func borrowFlight(_ name: String) -> SingleFlight<TokenSet> {
+        if let flight = borrowFlights[name] { return flight }
+        let flight = SingleFlight<TokenSet>()
+        borrowFlights[name] = flight
+        return flight
+    }
+
+    /// Forgets the refused `token` and tells `source`, so that the next borrow brings another.
+    private func refused(_ token: String, resource: URL?, source: any TokenSource) async throws {
+        if let held = cached, ConstantTime.equals(held.accessToken, token) { cached = nil }
+        borrowedResources = borrowedResources.filter { !ConstantTime.equals($0.value.accessToken, token) }
+        try await source.refused(account: key.account, accessToken: token, resource: resource)
+    }
+
+    /// The proof `request` goes with when its borrowed token is DPoP-bound: signed by the source,
+    /// with the server's last nonce; `nil` for any other credential.
+    private func borrowedProof(_ request: HTTPRequest, _ credential: AccessCredential) async throws -> String? {
+        guard credential.provesThroughSource, let source, let url = request.url else { return nil }
+        return try await source.proof(
+            account: key.account, method: request.method.rawValue, url: url, accessToken: credential.accessToken,
+            nonce: client.dpopNonces.nonce(for: url))
+    }
+
     // MARK: - Sending
 
     /// Whose access token a request carries.
@@ -686,7 +793,8 @@ package actor TokenLifecycle {
         var credential = try await credential(for: target)
         var newProofPending = false
         while true {
-            let authorized = try client.authorized(request, credential: credential)
+            let authorized = try client.authorized(
+                request, credential: credential, proof: try await borrowedProof(request, credential))
             let (response, body): (HTTPResponse, Body)
             if newProofPending {
                 // The one retry with a new proof (and the server's nonce): a span of its own.
@@ -731,19 +839,30 @@ package actor TokenLifecycle {
 
     /// The credential of `target`'s access token, valid for at least a minute.
     private func credential(for target: TokenTarget) async throws -> AccessCredential {
+        var credential: AccessCredential
         switch target {
         case .signIn:
-            return AccessCredential(try await validTokens(minimumValidity: 60))
+            credential = AccessCredential(try await validTokens(minimumValidity: 60))
         case .resource(let resource, let scopes):
             let token = try await accessToken(for: resource, scopes: scopes, minimumValidity: 60)
-            return AccessCredential(token, key: cached?.dpopKey)
+            credential = AccessCredential(token, key: cached?.dpopKey)
         }
+        credential.provesThroughSource = source != nil && credential.isDPoPBound
+        return credential
     }
 
     /// Makes the next ``credential(for:)`` of `target` another than the `refused` token: refreshes
     /// the sign-in (unless its token changed meanwhile), or drops the resource's token. `false`
     /// when nothing can give another (no refresh token, nor a grant to ask again).
     private func renew(_ target: TokenTarget, refused: String) async throws -> Bool {
+        if let source {
+            guard case .resource(let resource, _) = target else {
+                try await self.refused(refused, resource: nil, source: source)
+                return true
+            }
+            try await self.refused(refused, resource: resource, source: source)
+            return true
+        }
         switch target {
         case .signIn:
             guard let current = try await current(), current.accessToken == refused else { return true }
