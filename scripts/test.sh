@@ -10,6 +10,7 @@
 #      their own against a real gnome-keyring-daemon on a private D-Bus bus (scripts/keyring-daemon),
 #      with debug logging on,
 #      then NativeAuthPostgres's tests against a real PostgreSQL 15 (scripts/postgres),
+#      then the token agent forwarded over a real OpenSSH connection (scripts/sshd),
 #      and checks that no token or secret any server issued appears in any output (redaction);
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
@@ -55,7 +56,7 @@ logged_test() {
 
 # --- 1. system packages -------------------------------------------------------------------------
 source scripts/lib/packages.sh
-mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages; missing_transport_packages; missing_postgres_packages)
+mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages; missing_transport_packages; missing_postgres_packages; missing_ssh_packages)
 command -v valgrind >/dev/null 2>&1 || needed+=(valgrind)
 command -v strings >/dev/null 2>&1 || needed+=(binutils)
 install_packages "${needed[@]}"
@@ -149,6 +150,28 @@ trap stop_server EXIT
 [[ $status == 0 ]] || {
     failures "$redaction/suite.log"
     echo "the PostgreSQL tests failed (exit $status); the full log: $redaction/suite.log" >&2
+    exit 1
+}
+
+# The token agent forwarded over a real OpenSSH connection (scripts/sshd: a private sshd on 127.0.0.1
+# and a second local user), once and unsanitized; its commands' output joins the redaction check's.
+log "running the token agent's forwarding tests through a real sshd"
+sshd_state=$(mktemp -d)
+scripts/sshd start "$sshd_state" >/dev/null
+trap 'scripts/sshd stop "$sshd_state" || true; rm -rf "$sshd_state"; stop_server' EXIT
+set +e
+NATIVEAUTH_SSHD_DIR="$sshd_state" NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
+    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" \
+    timeout --kill-after=30 600 swift test --skip-build --filter AgentSSHTests 2>&1 \
+    | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
+status=${PIPESTATUS[0]}
+set -e
+scripts/sshd stop "$sshd_state" || true
+rm -rf "$sshd_state"
+trap stop_server EXIT
+[[ $status == 0 ]] || {
+    failures "$redaction/suite.log"
+    echo "the agent's forwarding tests failed (exit $status); the full log: $redaction/suite.log" >&2
     exit 1
 }
 

@@ -38,7 +38,7 @@ public struct AgentSocket: Sendable, Equatable {
             ?? environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template =
             Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast())
-            + Array("nativeauth-XXXXXXXXXX".utf8CString)
+            + Array("nativeauth-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap(mkdtemp) }) else {
             throw AuthError(
                 .configurationInvalid, "no directory for the agent's socket could be made under \(base)",

@@ -60,3 +60,14 @@ missing_postgres_packages() {
     command -v psql >/dev/null 2>&1 || echo postgresql-client
     return 0
 }
+
+# Prints the packages the token agent's forwarding tests need when missing: OpenSSH's server and
+# client (scripts/sshd starts a private sshd on 127.0.0.1) and git (`git credential fill` on the
+# remote side).
+missing_ssh_packages() {
+    [[ -x /usr/sbin/sshd ]] || echo openssh-server
+    command -v ssh >/dev/null 2>&1 || echo openssh-client
+    command -v ssh-keygen >/dev/null 2>&1 || echo openssh-client
+    command -v git >/dev/null 2>&1 || echo git
+    return 0
+}
