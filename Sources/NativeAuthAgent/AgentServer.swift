@@ -83,7 +83,8 @@ public final class AgentServer: Sendable {
     ///   - policy: Who may ask for what; default: the agent's own uid, every account and resource.
     ///   - logger: Where the audit lines go (info level).
     ///   - confirm: Asks the agent's owner before each token is handed out (`ssh-add -c`); a
-    ///     request it does not confirm is refused. `nil`: none is asked. Proofs are not confirmed:
+    ///     request it does not confirm is refused. `nil`: none is asked, unless the policy
+    ///     requires confirmation (every token request is refused then). Proofs are not confirmed:
     ///     one is worth nothing without a token handed out.
     public static func start(
         accounts: [String: Authenticator], socket: AgentSocket, policy: AgentPolicy = AgentPolicy(),
@@ -161,13 +162,13 @@ public final class AgentServer: Sendable {
                     .agentRefused, "the agent serves only the uids its policy names",
                     hint: "ask the agent's owner to name this uid in its policy"))
         }
-        if let confirm, operation == "token" {
+        if operation == "token", policy.requiresConfirmation || confirm != nil {
             let asked = Request(
                 uid: peer.uid, pid: peer.pid, operation: operation,
                 account: TerminalText.sanitized(request.string("account") ?? "default"),
                 resource: request.string("resource").map { Redaction.scrubURL(TerminalText.sanitized($0)) },
                 idToken: request.object["id_token"] == .bool(true))
-            guard await confirm(asked) else {
+            guard let confirm, await confirm(asked) else {
                 audit(peer, operation, request, granted: false, reason: "not confirmed")
                 return .refusal(
                     AuthError(
@@ -321,7 +322,8 @@ public final class AgentServer: Sendable {
     }
 }
 
-/// The process at the other end of a connection, from `SO_PEERCRED` (Linux).
+/// The process at the other end of a connection, from `SO_PEERCRED` (Linux) or `LOCAL_PEERCRED`
+/// and `LOCAL_PEERPID` (macOS); `nil` (every request refused) where neither is known.
 struct Peer: Sendable {
     var uid: UInt32
     var pid: Int32
@@ -342,6 +344,19 @@ struct Peer: Sendable {
                 level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(peerCredentials)
             ).get()
             return credentials.map { Peer(uid: $0.uid, pid: $0.pid) }
+        #elseif canImport(Darwin)
+            // macOS: LOCAL_PEERCRED gives the peer's `struct xucred` (its effective uid), and
+            // LOCAL_PEERPID its pid, at level SOL_LOCAL (<sys/un.h>). Written from Apple's headers;
+            // the test machines are Linux.
+            guard let provider = channel as? any SocketOptionProvider else { return nil }
+            let credentials: xucred? = try? await provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_LOCAL), name: SocketOptionName(LOCAL_PEERCRED)
+            ).get()
+            let pid: pid_t? = try? await provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_LOCAL), name: SocketOptionName(LOCAL_PEERPID)
+            ).get()
+            guard let credentials, credentials.cr_version == XUCRED_VERSION else { return nil }
+            return Peer(uid: credentials.cr_uid, pid: pid ?? 0)
         #else
             return nil
         #endif

@@ -58,6 +58,11 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         help: "Say every token handed out expires within this many seconds, so that callers ask again.")
     var maximumLifetime: Int?
 
+    @Option(
+        name: .customLong("policy"),
+        help: "Read the policy from this JSON file (uids, accounts, resources, sign_in_tokens, max_lifetime, confirm).")
+    var policyFile: String?
+
     @Flag(name: .customLong("confirm"), help: "Ask on this terminal before each token is handed out (like ssh-add -c).")
     var confirm = false
 
@@ -92,9 +97,10 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     hint: "run `\(Tool.toolName) login` first")
             }
             let socket = try socketPath.map { AgentSocket(path: ToolInvocation.absolute($0)) } ?? AgentSocket.create()
+            let policy = try policy()
             let server = try await AgentServer.start(
-                accounts: served, socket: socket, policy: try policy(), logger: auditLogger(),
-                confirm: confirmation())
+                accounts: served.filter { policy.accounts?.contains($0.key) ?? true }, socket: socket,
+                policy: policy, logger: auditLogger(), confirm: policy.requiresConfirmation ? confirmation() : nil)
             CommandSupport.printLine(socket.shellExport)
             CommandSupport.notice(
                 "serving \(served.keys.sorted().joined(separator: ", ")) on \(socket.path); Ctrl-C stops")
@@ -129,13 +135,19 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         return served
     }
 
+    /// The policy file's, narrowed by the flags: each flag given adds a uid, or limits further.
     private func policy() throws -> AgentPolicy {
-        AgentPolicy(
-            uids: Set([UInt32(getuid())] + allowedUIDs),
-            resources: allowedResources.isEmpty
-                ? nil : try allowedResources.map { try ProviderConfiguration.resourceIndicator($0) },
-            admitsSignInTokens: !resourcesOnly,
-            maximumLifetime: maximumLifetime.map(TimeInterval.init))
+        var policy = try policyFile.map { try AgentPolicy(contentsOf: ToolInvocation.absolute($0)) } ?? AgentPolicy()
+        policy.uids.formUnion(allowedUIDs)
+        if !allowedResources.isEmpty {
+            policy.resources = try allowedResources.map { try ProviderConfiguration.resourceIndicator($0) }
+        }
+        if resourcesOnly { policy.admitsSignInTokens = false }
+        if let maximumLifetime {
+            policy.maximumLifetime = min(policy.maximumLifetime ?? .infinity, TimeInterval(maximumLifetime))
+        }
+        if confirm || confirmCommand != nil { policy.requiresConfirmation = true }
+        return policy
     }
 
     /// The audit log: standard error, at info level whatever `NATIVEAUTH_LOG_LEVEL` says (an audit
@@ -146,12 +158,12 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         return logger
     }
 
-    private func confirmation() -> AgentServer.Confirmation? {
+    /// How the owner is asked: the program given, else this terminal.
+    private func confirmation() -> AgentServer.Confirmation {
         if let confirmCommand {
             let words = ChildProcess.split(confirmCommand)
             return { request in await AgentConfirmation.shared.ask(command: words, request) }
         }
-        guard confirm else { return nil }
         return { request in await AgentConfirmation.shared.askTerminal(request) }
     }
 }

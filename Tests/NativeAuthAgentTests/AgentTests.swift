@@ -193,4 +193,89 @@ import Testing
         #expect(proof.error?.code == .configurationInvalid)
         await agent.stop()
     }
+
+    // MARK: - Borrowing
+
+    /// An authenticator borrowing from `agent`, of the same issuer and client, keeping nothing.
+    func borrower(_ agent: Running) throws -> Authenticator {
+        Authenticator(
+            provider: try GenericOIDCProvider(
+                configuration: ProviderConfiguration(
+                    issuer: agent.sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID)),
+            borrowingFrom: agent.client, transport: agent.sandbox.transport)
+    }
+
+    @Test func aBorrowingAuthenticatorSendsWithTheAgentsTokenAndProofsAndHandsARefusedOneBack() async throws {
+        let agent = try await start()
+        let borrowed = try borrower(agent)
+        #expect(borrowed.borrowsTokens)
+        let request = HTTPRequest(method: .get, url: agent.sandbox.url(.resource))
+        let (first, _) = try await borrowed.send(request)
+        #expect(first.status.code == 200)
+        #expect(agent.sandbox.dpopRefusals.isEmpty, "the agent's proofs, for the token's cnf.jkt")
+        let held = try #require(try await agent.auth.currentTokens())
+        #expect(try await borrowed.currentTokens()?.accessToken == held.accessToken)
+        #expect(try await borrowed.currentTokens()?.refreshToken == nil)
+        #expect(try await borrowed.currentTokens()?.dpopKey == nil)
+        #expect(try await borrowed.store.keys().isEmpty, "nothing is kept in a store")
+
+        // The API refuses the token (revoked): the borrower hands it back, the agent refreshes once,
+        // and the request is sent again with the new one.
+        agent.sandbox.revokeAccessTokens()
+        let (second, _) = try await borrowed.send(request)
+        #expect(second.status.code == 200)
+        #expect(agent.sandbox.grantCount(.refreshToken) == 1)
+        #expect(agent.audit.count(op: "refused", granted: true) == 1)
+        #expect(try await agent.auth.currentTokens()?.accessToken != held.accessToken)
+
+        // The ID token, for what takes it (kubectl's exec plugin), valid as long as asked.
+        let withID = try await borrowed.tokensWithValidIDToken(minimumValidity: 120)
+        #expect(withID.idTokenIsValid(at: Date(), leeway: 120))
+
+        // Signing in, out and refreshing are the agent's.
+        for attempt in [
+            { _ = try await borrowed.refresh() }, { _ = try await borrowed.logout() },
+            { _ = try await borrowed.loginWithClientCredentials() },
+        ] as [@Sendable () async throws -> Void] {
+            let error = await #expect(throws: AuthError.self) { try await attempt() }
+            #expect(error?.code == .configurationInvalid && error?.message.contains("token agent") == true)
+        }
+
+        // The agent gone: a borrower fails closed (what one borrowed stays good until it expires;
+        // nothing is had anywhere else).
+        let fresh = try borrower(agent)
+        await agent.stop()
+        let gone = await #expect(throws: AuthError.self) { _ = try await fresh.send(request) }
+        #expect(gone?.code == .agentUnavailable, "\(String(describing: gone))")
+    }
+
+    @Test func aPolicyFileIsReadStrictlyAndConfirmationFailsClosed() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/policy.json"
+        let text =
+            #"{"uids": [4242], "accounts": ["work"], "resources": ["https://api.example.test/"], "#
+            + #""sign_in_tokens": false, "max_lifetime": 600, "confirm": true}"#
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let policy = try AgentPolicy(contentsOf: path)
+        #expect(policy.uids == [UInt32(getuid()), 4242])
+        #expect(policy.accounts == ["work"])
+        #expect(policy.resources == [try #require(URL(string: "https://api.example.test/"))])
+        #expect(!policy.admitsSignInTokens && policy.maximumLifetime == 600 && policy.requiresConfirmation)
+        for (text, problem) in [
+            (#"{"uid": [1]}"#, "does not know: uid"), (#"{"max_lifetime": 5}"#, "60 or more"),
+            (#"{"resources": ["ftp://x"]}"#, "http(s) URLs"), ("[]", "not a JSON object"),
+            (#"{"uids": [-1]}"#, "array of uids"),
+        ] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            let error = #expect(throws: AuthError.self) { try AgentPolicy(contentsOf: path) }
+            #expect(error?.message.contains(problem) == true, "\(text): \(String(describing: error))")
+        }
+
+        // Confirmation required and no way to ask: every token request is refused.
+        let agent = try await start(policy: AgentPolicy(requiresConfirmation: true), dpop: false)
+        let refused = await #expect(throws: AuthError.self) { try await agent.client.accessToken() }
+        #expect(refused?.code == .agentRefused && refused?.message.contains("did not confirm") == true)
+        #expect(agent.audit.lines.value.last?["reason"] == "not confirmed")
+        await agent.stop()
+    }
 }

@@ -166,4 +166,37 @@ import Testing
         _ = await agent.finish(closeInput: true)
         await signedIn.sandbox.stop()
     }
+
+    /// `--confirm`: the agent asks on its terminal (a pseudo-terminal `script` gives it here), and
+    /// what the person types there decides: `n` refuses, `y` hands the token out.
+    @Test func theOwnerAnswersOnTheAgentsTerminal() async throws {
+        let signedIn = try await signIn(dpop: false)
+        let resource = signedIn.sandbox.url(.resource).absoluteString
+        let directory = signedIn.directory.path + "/agent"
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let socket = directory + "/agent.sock"
+        let command = ([cli, "agent", "--socket", socket, "--confirm"] + signedIn.connection)
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let terminal = try RunningCommand("/usr/bin/script", ["-qfec", command, "/dev/null"])
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: socket) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let environment = [agentVariable: socket]
+        for (answer, allowed) in [("n", false), ("y", true)] {
+            terminal.type(answer + "\n")
+            let result = try await run(cli, ["api", resource] + signedIn.borrower, environment: environment)
+            #expect((result.status == 0) == allowed, "\(answer): \(result.stderr)")
+            if !allowed {
+                #expect(result.stderr.contains("agent_refused") && result.stderr.contains("did not confirm"))
+            }
+        }
+        #expect(signedIn.sandbox.requestCount(.resource) == 1)
+        terminal.type("\u{3}")  // Ctrl-C on the agent's terminal
+        let output = await terminal.finish(closeInput: true).stdout
+        #expect(output.contains("Allow? uid \(getuid())"), "\(output)")
+        #expect(output.contains("reason=not confirmed"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "Ctrl-C stops it and removes the socket")
+        await signedIn.sandbox.stop()
+    }
 }
