@@ -101,7 +101,9 @@ public struct AgentPolicy: Sendable, Equatable {
             self.resources = urls
         }
         if let signIn = object["sign_in_tokens"] {
-            guard case .bool(let value) = signIn else { throw invalid("has `sign_in_tokens` that is not true or false") }
+            guard case .bool(let value) = signIn else {
+                throw invalid("has `sign_in_tokens` that is not true or false")
+            }
             admitsSignInTokens = value
         }
         if let lifetime = object["max_lifetime"] {
