@@ -12,9 +12,7 @@ import Testing
 /// and a crashing `oidc-login` work with what the agent hands out, and nothing that user can read
 /// (files, its processes' environments and command lines, their memory, a core dump) holds the
 /// refresh token or the DPoP key.
-@Suite(
-    .testLogging, .serialized,
-    .enabled(if: SSHServer.directory != nil, "scripts/sshd start DIR, then NATIVEAUTH_SSHD_DIR=DIR"))
+@Suite(.testLogging, .serialized, .enabled(if: SSHServer.directory != nil, "needs NATIVEAUTH_SSHD_DIR (scripts/sshd)"))
 struct AgentSSHTests {
     let cli = cliPath("oidc-login")
 
