@@ -1,6 +1,6 @@
 public import Foundation
 internal import LenientJSON
-public import NativeAuth
+internal import NativeAuth
 
 #if canImport(Glibc)
     import Glibc
