@@ -31,7 +31,7 @@ public struct AgentClient: Sendable {
     public struct Token: Sendable, CustomStringConvertible {
         /// The access token.
         public var accessToken: String
-        /// `Bearer` or `DPoP`: a DPoP token goes with a proof from ``AgentClient/proof(account:method:url:nonce:accessToken:)``.
+        /// `Bearer` or `DPoP`: a DPoP token goes with a proof from ``AgentClient/proof(account:method:url:accessToken:nonce:)``.
         public var tokenType: String
         /// When the agent says it expires (perhaps sooner than the token: its policy's limit).
         public var expiresAt: Date?
