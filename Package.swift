@@ -734,6 +734,7 @@ let package = Package(
             name: "NativeAuthIntegrationTests",
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 "NativeAuth",
                 "NativeAuthOpenAPI",
                 "NotesAPI",

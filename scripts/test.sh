@@ -54,6 +54,30 @@ logged_test() {
     rm -f "$output"
 }
 
+# Runs the suites FILTER matches on their own, within SECONDS, with debug logging and VAR=VALUE
+# settings, their output joining the redaction check's (on screen without debug lines); sets
+# `alone_status` to swift test's exit status instead of stopping, so that the caller stops its
+# server first. Usage: alone FILTER SECONDS [VAR=VALUE...]
+alone() {
+    local filter=$1 limit=$2
+    shift 2
+    set +e
+    env "$@" NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
+        NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" \
+        timeout --kill-after=30 "$limit" swift test --skip-build --filter "$filter" 2>&1 \
+        | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
+    alone_status=${PIPESTATUS[0]}
+    set -e
+}
+
+# Ends the run when the suites `alone` ran failed, saying which (WHAT) and where the log is.
+alone_passed() {
+    [[ $alone_status == 0 ]] && return 0
+    failures "$redaction/suite.log"
+    echo "$1 failed (exit $alone_status); the full log: $redaction/suite.log" >&2
+    exit 1
+}
+
 # --- 1. system packages -------------------------------------------------------------------------
 source scripts/lib/packages.sh
 mapfile -t needed < <(missing_build_packages; missing_keyring_packages; missing_adapter_packages; missing_transport_packages; missing_postgres_packages; missing_ssh_packages)
@@ -114,44 +138,23 @@ log "running the keyring tests against a real gnome-keyring-daemon on a private 
 keyring=$(mktemp -d)
 scripts/keyring-daemon start "$keyring" >/dev/null
 trap 'scripts/keyring-daemon stop "$keyring" || true; rm -rf "$keyring"; stop_server' EXIT
-set +e
-NATIVEAUTH_KEYRING_TESTS=1 DBUS_SESSION_BUS_ADDRESS="unix:path=$keyring/bus" \
-    NATIVEAUTH_KEYRING_TEST_BUS="unix:path=$keyring/bus" NATIVEAUTH_LOG_LEVEL=debug \
-    NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" \
-    timeout --kill-after=30 600 swift test --skip-build --filter NativeAuthKeyringTests 2>&1 \
-    | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
-status=${PIPESTATUS[0]}
-set -e
+alone NativeAuthKeyringTests 600 NATIVEAUTH_KEYRING_TESTS=1 DBUS_SESSION_BUS_ADDRESS="unix:path=$keyring/bus" \
+    NATIVEAUTH_KEYRING_TEST_BUS="unix:path=$keyring/bus"
 scripts/keyring-daemon stop "$keyring" || true
 rm -rf "$keyring"
 trap stop_server EXIT
-[[ $status == 0 ]] || {
-    failures "$redaction/suite.log"
-    echo "the keyring tests failed (exit $status); the full log: $redaction/suite.log" >&2
-    exit 1
-}
+alone_passed "the keyring tests"
 # NativeAuthPostgres against a real PostgreSQL 15 (scripts/postgres: a private cluster on 127.0.0.1,
 # owned by an unprivileged user), once and unsanitized; each test makes a database of its own.
 log "running the PostgreSQL token store tests against a real PostgreSQL"
 postgres=$(mktemp -d)
 postgres_url=$(scripts/postgres start "$postgres" | sed -n 's/^url: //p')
 trap 'scripts/postgres stop "$postgres" || true; rm -rf "$postgres"; stop_server' EXIT
-set +e
-NATIVEAUTH_REQUIRE_POSTGRES=1 NATIVEAUTH_POSTGRES_URL="$postgres_url" \
-    NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
-    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" \
-    timeout --kill-after=30 900 swift test --skip-build --filter NativeAuthPostgresTests 2>&1 \
-    | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
-status=${PIPESTATUS[0]}
-set -e
+alone NativeAuthPostgresTests 900 NATIVEAUTH_REQUIRE_POSTGRES=1 NATIVEAUTH_POSTGRES_URL="$postgres_url"
 scripts/postgres stop "$postgres" || true
 rm -rf "$postgres"
 trap stop_server EXIT
-[[ $status == 0 ]] || {
-    failures "$redaction/suite.log"
-    echo "the PostgreSQL tests failed (exit $status); the full log: $redaction/suite.log" >&2
-    exit 1
-}
+alone_passed "the PostgreSQL tests"
 
 # The token agent forwarded over a real OpenSSH connection (scripts/sshd: a private sshd on 127.0.0.1
 # and a second local user), once and unsanitized; its commands' output joins the redaction check's.
@@ -159,21 +162,11 @@ log "running the token agent's forwarding tests through a real sshd"
 sshd_state=$(mktemp -d)
 scripts/sshd start "$sshd_state" >/dev/null
 trap 'scripts/sshd stop "$sshd_state" || true; rm -rf "$sshd_state"; stop_server' EXIT
-set +e
-NATIVEAUTH_SSHD_DIR="$sshd_state" NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
-    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" \
-    timeout --kill-after=30 600 swift test --skip-build --filter AgentSSHTests 2>&1 \
-    | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
-status=${PIPESTATUS[0]}
-set -e
+alone AgentSSHTests 600 NATIVEAUTH_SSHD_DIR="$sshd_state"
 scripts/sshd stop "$sshd_state" || true
 rm -rf "$sshd_state"
 trap stop_server EXIT
-[[ $status == 0 ]] || {
-    failures "$redaction/suite.log"
-    echo "the agent's forwarding tests failed (exit $status); the full log: $redaction/suite.log" >&2
-    exit 1
-}
+alone_passed "the agent's forwarding tests"
 
 log "redaction: no token, code or client secret in anything the suite printed"
 python3 scripts/lib/redaction_check.py --self-test

@@ -176,15 +176,25 @@ public struct AgentClient: Sendable {
                     "start one (`agent`) and set \(AgentSocket.environmentVariable), or unset it to use the token store",
                 underlying: error)
         }
-        return try await connection.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(bytes: payload))
-            for try await frame in inbound {
-                guard frame.readableBytes <= AgentMessage.maximumLength else { break }
-                return try AgentMessage(decoding: Array(frame.readableBytesView))
+        do {
+            return try await connection.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(bytes: payload))
+                for try await frame in inbound {
+                    guard frame.readableBytes <= AgentMessage.maximumLength else { break }
+                    return try AgentMessage(decoding: Array(frame.readableBytesView))
+                }
+                throw AuthError(
+                    .agentUnavailable, "the agent at \(socket.path) closed the connection without an answer",
+                    hint: "see the agent's log, and check that the SSH connection that forwards it still runs")
             }
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            // A forwarded socket whose agent is gone: sshd accepts, then the far end resets.
             throw AuthError(
-                .agentUnavailable, "the agent at \(socket.path) closed the connection without an answer",
-                hint: "see the agent's log")
+                .agentUnavailable, "the connection to the agent at \(socket.path) broke before an answer",
+                hint: "check that the agent (and the SSH connection that forwards it) still runs",
+                underlying: error)
         }
     }
 }
