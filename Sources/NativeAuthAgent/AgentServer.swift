@@ -355,7 +355,7 @@ struct Peer: Sendable {
             let pid: pid_t? = try? await provider.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_LOCAL), name: SocketOptionName(LOCAL_PEERPID)
             ).get()
-            guard let credentials, credentials.cr_version == XUCRED_VERSION else { return nil }
+            guard let credentials, credentials.cr_version == UInt32(XUCRED_VERSION) else { return nil }
             return Peer(uid: credentials.cr_uid, pid: pid ?? 0)
         #else
             return nil

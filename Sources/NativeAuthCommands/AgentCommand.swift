@@ -96,7 +96,8 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     .loginRequired, "no account of \(prepared.authenticator.key.issuer) is signed in here",
                     hint: "run `\(Tool.toolName) login` first")
             }
-            let socket = try socketPath.map { AgentSocket(path: ToolInvocation.absolute($0)) } ?? AgentSocket.create()
+            let socket =
+                try socketPath.map { try Self.chosenSocket(ToolInvocation.absolute($0)) } ?? AgentSocket.create()
             let policy = try policy()
             let server = try await AgentServer.start(
                 accounts: served.filter { policy.accounts?.contains($0.key) ?? true }, socket: socket,
@@ -112,6 +113,22 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             }
             socket.remove()
         }
+    }
+
+    /// The socket at `path`, in a directory that only this user can write (else another user could
+    /// replace the socket between its creation and its chmod, or remove it for one of theirs).
+    static func chosenSocket(_ path: String) throws -> AgentSocket {
+        let directory = (path as NSString).deletingLastPathComponent
+        let attributes = try? FileManager.default.attributesOfItem(atPath: directory)
+        let owner = (attributes?[.ownerAccountID] as? NSNumber)?.uint32Value
+        let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
+        guard owner == UInt32(getuid()), mode & 0o022 == 0 else {
+            throw AuthError(
+                .configurationInvalid,
+                "the agent's socket must be in a directory only you can write, and \(directory) is not",
+                hint: "leave out --socket (a new 0700 directory is made), or make the directory 0700", field: "socket")
+        }
+        return AgentSocket(path: path)
     }
 
     /// The accounts served: the one named, else every signed-in account of the configuration.

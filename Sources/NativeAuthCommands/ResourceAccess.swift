@@ -3,6 +3,7 @@ internal import HTTPTypes
 internal import LenientJSON
 internal import Logging
 @_spi(Provider) internal import NativeAuth
+internal import NativeAuthAgent
 internal import NativeAuthKeyring
 internal import NativeAuthPresenters
 
@@ -158,6 +159,16 @@ extension CommandOptions {
         approvesServer: (@Sendable (_ issuer: URL, _ resource: URL) async throws -> Void)?,
         environment: [String: String]
     ) async throws -> ResourceClient {
+        // Borrowing from an agent, nothing signs in here or reads a store: an API found by its
+        // metadata is not asked through the agent (yet).
+        if AgentSocket.named(in: environment) != nil {
+            throw AuthError(
+                .configurationInvalid,
+                "with \(AgentSocket.environmentVariable) set, an API is called with the agent's tokens of the"
+                    + " configured issuer, and none was configured (or the API was found by its metadata)",
+                hint: "give --issuer and --client-id, and --resource for an API with tokens of its own", field: "issuer"
+            )
+        }
         let storage = try await openStorage(environment: environment)
         var client = ResourceClient.Options(
             clientName: Tool.toolName, transport: try transportChoice().makeTransport(logger: Self.logger),

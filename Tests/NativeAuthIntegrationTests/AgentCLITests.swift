@@ -162,6 +162,16 @@ import Testing
             ["api", resource, "--issuer", "https://other.example.test", "--client-id", "x"],
             environment: [agentVariable: socket])
         #expect(other.status == 1 && other.stderr.contains("no account signed in at"), "\(other.stderr)")
+        // No issuer at all: an API is not found by its metadata through the agent, nor signed in to here.
+        let unconfigured = try await run(
+            cli, ["api", resource, "--store", signedIn.directory.path + "/borrower"],
+            environment: [agentVariable: socket])
+        #expect(unconfigured.status == 1, "\(unconfigured.stderr)")
+        #expect(unconfigured.stderr.contains("NATIVEAUTH_AGENT_SOCK set"), "\(unconfigured.stderr)")
+        // A socket in a directory others can write (/tmp) is refused.
+        let shared = try await run(cli, ["agent", "--socket", "/tmp/nativeauth-test-agent.sock"] + signedIn.connection)
+        #expect(shared.status == 1 && shared.stderr.contains("only you can write"), "\(shared.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/nativeauth-test-agent.sock"))
         agent.interrupt()
         _ = await agent.finish(closeInput: true)
         await signedIn.sandbox.stop()
