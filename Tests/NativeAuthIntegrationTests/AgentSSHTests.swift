@@ -41,8 +41,9 @@ struct AgentSSHTests {
             ])
         #expect(forward.status == 0, "\(forward.stderr)")
         defer {
+            // SIGKILL: a child of the test runner starts with SIGTERM blocked (see RunningCommand.stop).
             for pid in SecretScan.processes(of: getuid()) where SecretScan.commandLineText(pid).contains(remoteSocket) {
-                kill(pid, SIGTERM)
+                kill(pid, SIGKILL)
             }
         }
         try await waitFor("the forwarded socket") { FileManager.default.fileExists(atPath: remoteSocket) }
