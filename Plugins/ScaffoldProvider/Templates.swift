@@ -363,7 +363,7 @@ extension Templates {
                         #expect(parameters.first(named: "client_id") == "test-client")
                         return "code-1"
                     }
-                    let tokens = try await authenticator.login(presenter: presenter)
+                    let tokens = try await authenticator.login(.browser(presenter))
                     #expect(tokens.accessToken == "at-1")
                     #expect(tokens.refreshToken == "rt-1")
                     #expect(try await authenticator.accessToken() == "at-1")
@@ -381,7 +381,7 @@ extension Templates {
                 try await withStandIn { authenticator in
                     let presenter = AutoApprovingPresenter { _ in "not-the-code" }
                     let error = try await #require(throws: AuthError.self) {
-                        try await authenticator.login(presenter: presenter)
+                        try await authenticator.login(.browser(presenter))
                     }
                     #expect(error.code == .tokenExchangeFailed)
                     #expect(error.oauthError == "invalid_grant")

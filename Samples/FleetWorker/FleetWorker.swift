@@ -190,9 +190,9 @@ struct Login: AsyncParsableCommand {
         let subject = try await connection.withAuthenticator { authenticator, _ in
             if clientCredentials {
                 // Renewed with the same grant when it expires: the workers need only the secret.
-                return try await authenticator.loginWithClientCredentials(scopes: clientScopes).subject
+                return try await authenticator.login(.clientCredentials, scopes: clientScopes).subject
             }
-            return try await authenticator.login(presenter: LoopbackPresenter()).subject
+            return try await authenticator.login(.browser(LoopbackPresenter())).subject
         }
         print("Signed in\(subject.map { " as \($0)" } ?? ""); every instance now uses these tokens.")
     }

@@ -145,7 +145,7 @@ struct Demo: Sendable {
             say("     Approve in your browser: the sandbox's page opens (Approve signs in as alice).")
         }
         let tokens = try await step(3, "sign in (browser + loopback)") {
-            let tokens = try await authenticator.login(presenter: presenter)
+            let tokens = try await authenticator.login(.browser(presenter))
             return (tokens, "signed in as \(tokens.displayName ?? tokens.subject ?? "?"); ID token verified")
         }
         try await step(4, "userinfo") {

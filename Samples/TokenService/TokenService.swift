@@ -59,7 +59,7 @@ struct TokenService {
         let transport = AsyncHTTPClientTransport()
         let authenticator = Authenticator(
             provider: provider, store: MemoryTokenStore(), transport: transport, logger: logger)
-        try await authenticator.loginWithClientCredentials()
+        try await authenticator.login(.clientCredentials)
 
         // A group stops its services in reverse order: the endpoint and the worker first, the
         // transport (its AsyncHTTPClient clients) last.

@@ -141,12 +141,11 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             let signIn = try await CommandSupport.cancellingOnSignals {
                 let signIn: @Sendable () async throws -> Accounts.SignIn = {
                     if workload {
-                        try await accounts.loginAsWorkload(scopes: scopes, name: name)
+                        try await accounts.login(.workload, scopes: scopes, name: name)
                     } else if let presenter {
-                        try await accounts.login(
-                            presenter: presenter, scopes: scopes, name: name, options: loginOptions)
+                        try await accounts.login(.browser(presenter, options: loginOptions), scopes: scopes, name: name)
                     } else {
-                        try await accounts.loginWithDevice(scopes: scopes, name: name)
+                        try await accounts.login(.device(), scopes: scopes, name: name)
                     }
                 }
                 return showsProgress ? try await CommandSupport.withProgress(progress, signIn) : try await signIn()

@@ -169,8 +169,7 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             Self.explainRevocation(result)
             signedOut = result.removedTokens
         } else {
-            _ = try await prepared.accounts.authenticator(for: known.account).lifecycle.removeResourceTokens(
-                for: known.resource)
+            try await prepared.accounts.authenticator(for: known.account).discardResourceTokens(for: known.resource)
         }
         _ = try await records.forget(known.resource)
         CommandSupport.printLine(

@@ -185,11 +185,15 @@ extension CommandOptions {
         client.approvesServer = approvesServer
         client.stepsUp = { signIn in
             guard stepUp != .never else { return false }
-            let missing = if case .moreScopes(let missing) = signIn.reason { missing } else { signIn.scopes }
-            CommandSupport.notice(
-                "\(Redaction.scrubURL(signIn.resource.absoluteString)) wants the scope"
-                    + " \(missing.joined(separator: " ")): signing in again for \(signIn.scopes.joined(separator: " "))"
-            )
+            let shown = Redaction.scrubURL(signIn.resource.absoluteString)
+            if case .strongerSignIn = signIn.reason {
+                CommandSupport.notice("\(shown) asks for a stronger or more recent sign-in: signing in again")
+            } else {
+                let missing = if case .moreScopes(let missing) = signIn.reason { missing } else { signIn.scopes }
+                CommandSupport.notice(
+                    "\(shown) wants the scope \(missing.joined(separator: " ")): signing in again for"
+                        + " \(signIn.scopes.joined(separator: " "))")
+            }
             return try await stepUp.agrees()
         }
         let options = self
@@ -211,7 +215,7 @@ extension CommandOptions {
                 CommandSupport.notice(
                     "the sign-in tried does not cover \(shown): \(error.message); signing in for it as account"
                         + " \(signIn.account)")
-            case .moreScopes: break
+            case .moreScopes, .strongerSignIn: break
             }
             return LoopbackPresenter(
                 configuration: .init(

@@ -377,17 +377,13 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                     url, provider: authenticator.provider, apiBase: Tool.apiBaseURL(for: authenticator.provider),
                     resource: try options.singleResource())
                 let (request, payload) = try http.request(for: url)
-                if let resource = try options.singleResource() {
-                    (response, body) = try await authenticator.send(
-                        request, body: payload, for: resource, streamingTo: sink)
-                } else if let presenter = consent.presenter(
-                    port: authenticator.provider.configuration.loopbackRedirectPort ?? 0)
-                {
-                    (response, body) = try await authenticator.send(
-                        request, body: payload, stepUpWith: presenter, streamingTo: sink)
-                } else {
-                    (response, body) = try await authenticator.send(request, body: payload, streamingTo: sink)
-                }
+                // A resource's token is not stepped up: its sign-in is the configured one's.
+                let target = try options.singleResource().map { TokenTarget.resource($0) } ?? .signIn
+                let presenter =
+                    target.resource == nil
+                    ? consent.presenter(port: authenticator.provider.configuration.loopbackRedirectPort ?? 0) : nil
+                (response, body) = try await authenticator.send(
+                    request, body: payload, for: target, stepUpWith: presenter, streamingTo: sink)
             }
             printer.write(body)
             printer.finish()

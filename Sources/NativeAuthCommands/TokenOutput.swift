@@ -262,7 +262,7 @@ enum TokenSupply {
         let accounts = prepared.accounts
         let name = prepared.named?.name
         let result = try await CommandSupport.cancellingOnSignals {
-            try await accounts.login(presenter: presenter, name: name)
+            try await accounts.login(.browser(presenter), name: name)
         }
         CommandSupport.notice("signed in as \(result.account)")
         return result
@@ -276,7 +276,7 @@ enum TokenSupply {
         let presenter = LoopbackPresenter(
             configuration: .init(port: port, timeout: .seconds(300), opener: SystemBrowserOpener()))
         let authenticator = prepared.accounts.authenticator(for: name)
-        _ = try await CommandSupport.cancellingOnSignals { try await authenticator.login(presenter: presenter) }
+        _ = try await CommandSupport.cancellingOnSignals { try await authenticator.login(.browser(presenter)) }
         CommandSupport.notice("signed in as \(name)")
         return name
     }

@@ -2,9 +2,9 @@ public import Foundation
 internal import HTTPTypes
 public import Logging
 public import MCP
-internal import NIOConcurrencyHelpers
-@_spi(Provider) public import NativeAuth
+public import NativeAuth
 public import NativeAuthPresenters
+internal import Synchronization
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -30,9 +30,10 @@ public import NativeAuthPresenters
 /// (`KnownResource`), so that a later process needs neither the 401 nor the browser.
 ///
 /// Tokens are NativeAuth's: kept in the token store given, refreshed once however many
-/// transports and processes need them. A 403 `insufficient_scope` steps up once per operation: a
-/// sign-in for the scopes held and those the challenge names (else the metadata's), then the
-/// request again; a registration that lacks those scopes is made again for them first.
+/// transports and processes need them. A 403 `insufficient_scope` (or a request for a stronger
+/// sign-in) steps up once per operation, as its `StepUpPlan` says: a sign-in for the scopes held
+/// and those the challenge names (else the metadata's), then the request again; a registration
+/// that lacks those scopes is made again for them first.
 ///
 /// The protocol carries only an `Authorization` header, so tokens are sent as bearer tokens: a
 /// server that requires DPoP cannot be reached through it (NativeAuth's own `send` proves
@@ -83,16 +84,16 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
         }
     }
 
-    /// The token to send, the resource it is for, and the operations already stepped up.
+    /// The token to send, the resource it is for, and each operation's step-up plan.
     private struct State {
         var token: String?
         var resource: URL?
-        var steppedUp: Set<String> = []
+        var plans: [String: StepUpPlan] = [:]
     }
 
     private let options: Options
     private let client: ResourceClient
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     /// Creates an authorizer that finds everything from the MCP server's URL (see the type's
     /// discussion).
@@ -126,7 +127,7 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
     }
 
     public func authorizationHeader(for endpoint: URL) -> String? {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard let token = state.token, let resource = state.resource,
                 ProtectedResourceMetadata.covers(resource, endpoint)
             else { return nil }
@@ -146,34 +147,30 @@ public final class NativeAuthAuthorizer: HTTPClientAuthorizer {
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { response.headerFields.append(HTTPField(name: name, value: value)) }
         }
-        if statusCode == 403 {
-            let challenge = response.headerFields[values: .wwwAuthenticate].lazy
-                .compactMap { BearerChallenge(headerValue: $0) }.first
-            return try await stepUp(challenge, endpoint: endpoint, operation: operationKey ?? "")
-        }
+        if statusCode == 403 { return try await stepUp(response, endpoint: endpoint, operation: operationKey ?? "") }
         guard statusCode == 401 else { return false }
-        let sent = state.withLockedValue { $0.token }
+        let sent = state.withLock { $0.token }
         cache(try await client.accessToken(for: endpoint, answering: response, refused: sent))
         return true
     }
 
-    /// A 403 `insufficient_scope`: once per operation, a sign-in for the scopes held and those
-    /// asked for (the challenge's, else the metadata's), and the request again.
-    private func stepUp(_ challenge: BearerChallenge?, endpoint: URL, operation: String) async throws -> Bool {
-        guard options.stepsUp, challenge?.error == "insufficient_scope" else { return false }
-        let first = state.withLockedValue { $0.steppedUp.insert(operation).inserted }
-        guard first else {
-            options.logger.info("the MCP server refused the operation again after a step-up")
+    /// A 403 asking for a scope (or a stronger sign-in): as the operation's plan says, once per
+    /// operation, a sign-in for the scopes held and those asked for (the challenge's, else the
+    /// metadata's), and the request again.
+    private func stepUp(_ response: HTTPTypes.HTTPResponse, endpoint: URL, operation: String) async throws -> Bool {
+        guard options.stepsUp else { return false }
+        var plan = state.withLock { $0.plans[operation] } ?? StepUpPlan()
+        defer { state.withLock { [plan] in $0.plans[operation] = plan } }
+        if plan.steppedUp { options.logger.info("the MCP server refused the operation again after a step-up") }
+        guard let token = try await client.steppingUp(for: endpoint, answering: response, plan: &plan) else {
             return false
         }
-        let named = challenge?.scope.map { $0.split(separator: " ").map(String.init) }
-        guard let token = try await client.steppingUp(for: endpoint, missing: named) else { return false }
         cache(token)
         return true
     }
 
     private func cache(_ token: ResourceToken) {
-        state.withLockedValue {
+        state.withLock {
             $0.token = token.accessToken
             $0.resource = token.resource
         }

@@ -1,13 +1,13 @@
 public import Foundation
 public import HTTPTypes
 internal import HTTPTypesFoundation
-internal import NIOConcurrencyHelpers
-@_spi(Provider) public import NativeAuth
+public import NativeAuth
 public import OpenAPIRuntime
+internal import Synchronization
 
 /// A swift-openapi-runtime `ClientMiddleware` that gives an OpenAPI client's operations the
-/// access tokens of an `Authenticator`, with everything `Authenticator.send(_:body:streamingTo:)`
-/// does: a refresh ahead of expiry, and on a 401 one refresh (one for every operation and process
+/// access tokens of an `Authenticator` through its `TokenSender`, with everything
+/// `Authenticator.send(_:body:for:stepUpWith:streamingTo:)` does: a refresh ahead of expiry, and on a 401 one refresh (one for every operation and process
 /// waiting at once) and one retry with the same body; DPoP proofs of each operation's own method
 /// and URL, and a second proof when the server asks for a nonce; RFC 9728 resource metadata when
 /// the configuration follows it; a step-up when the app gives a presenter for one.
@@ -79,7 +79,7 @@ public struct AuthenticationMiddleware: ClientMiddleware {
     }
 
     /// Sends the operation through `next` with the access token of its resource, and acts on the
-    /// answer as `Authenticator.send(_:body:streamingTo:)` does (see the type's overview).
+    /// answer as `TokenSender.send(_:body:reading:next:)` does (see the type's overview).
     ///
     /// - Throws: `AuthError`: `configurationInvalid` for an operation outside the API, the
     ///   authenticator's errors (`loginRequired`, `invalidToken` after the retry, a step-up or a
@@ -91,52 +91,35 @@ public struct AuthenticationMiddleware: ClientMiddleware {
         let url = try Self.url(of: request, baseURL: baseURL, operationID: operationID)
         let operation = operations[operationID]
         let resource = operation?.resource ?? api
-        guard ProtectedResourceMetadata.covers(resource, url) else {
-            throw AuthError(
-                .configurationInvalid,
-                "the operation \(operationID) goes to \(Redaction.scrubURL(url.absoluteString)), which is not under"
-                    + " \(Redaction.scrubURL(resource.absoluteString)), the API its token is for; it was not sent",
-                hint: "give the middleware the API the client calls, or the operation's own resource",
-                operation: .apiRequest)
-        }
-        let target: TokenLifecycle.TokenTarget =
-            operation.map { .resource($0.resource ?? api, scopes: $0.scopes) } ?? .signIn
-        var absoluteRequest = request
-        absoluteRequest.url = url
-        let absolute = absoluteRequest
+        let target = (operation.map { TokenTarget.resource($0.resource ?? api, scopes: $0.scopes) } ?? .signIn)
+            .confined(to: resource)
+        var absolute = request
+        absolute.url = url
         let body = try await Self.replayable(body, limit: replayableBodyLimit)
         let limit = refusalBodyLimit
-        let authenticator = authenticator
-        let presenter = stepUpPresenter
-        return try await withoutActuallyEscaping(next) { next in
-            let sent = NIOLockedValueBox(false)
-            // Each attempt goes through the rest of the client's stack as the operation's own
-            // request (a path relative to its server), with the headers NativeAuth set.
-            let exchange: @Sendable (HTTPRequest) async throws -> (HTTPResponse, HTTPBody?) = { authorized in
-                let again = sent.withLockedValue { sent in
-                    defer { sent = true }
-                    return sent
-                }
-                if again, body.onePass {
-                    throw AuthError(
-                        .invalidToken,
-                        "the server refused the first attempt of the operation \(operationID) (its access token or its"
-                            + " DPoP proof), and its body is a stream that can be read once; it was not sent again",
-                        hint: "send the operation again: a new token is ready", operation: .apiRequest,
-                        status: 401, isRetryable: true)
-                }
-                var relative = request
-                relative.headerFields = authorized.headerFields
-                return try await next(relative, body.body, baseURL)
+        let sender = authenticator.sender(for: target, stepUpWith: stepUpPresenter)
+        let sent = Mutex(false)
+        // Each attempt goes through the rest of the client's stack as the operation's own request
+        // (a path relative to its server), with the headers NativeAuth set.
+        return try await sender.send(absolute, body: body) { body in
+            guard let body else { return Data() }
+            return (try? await Data(collecting: body, upTo: limit)) ?? Data()
+        } next: { authorized, body in
+            let again = sent.withLock { sent in
+                defer { sent = true }
+                return sent
             }
-            let send: @Sendable () async throws -> (HTTPResponse, HTTPBody?) = {
-                try await authenticator.send(absolute, for: target, through: exchange) { body in
-                    guard let body else { return Data() }
-                    return (try? await Data(collecting: body, upTo: limit)) ?? Data()
-                }
+            if again, body.onePass {
+                throw AuthError(
+                    .invalidToken,
+                    "the server refused the first attempt of the operation \(operationID) (its access token or its"
+                        + " DPoP proof), and its body is a stream that can be read once; it was not sent again",
+                    hint: "send the operation again: a new token is ready", operation: .apiRequest,
+                    status: 401, isRetryable: true)
             }
-            guard let presenter else { return try await send() }
-            return try await authenticator.steppingUp(with: presenter, send)
+            var relative = request
+            relative.headerFields = authorized.headerFields
+            return try await next(relative, body.body, baseURL)
         }
     }
 

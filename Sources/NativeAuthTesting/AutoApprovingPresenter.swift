@@ -16,7 +16,7 @@ import Foundation
 ///     #expect(parameters.first(named: "prompt") == "consent")
 ///     return "code-1"
 /// }
-/// try await authenticator.login(presenter: presenter)
+/// try await authenticator.login(.browser(presenter))
 /// ```
 public struct AutoApprovingPresenter: UserAgentPresenter {
     let issuer: String?

@@ -15,7 +15,7 @@ public import NativeAuthURLSession
 ///
 /// ```swift
 /// let presenter = LoopbackPresenter(configuration: .init(opener: RedirectFollowingBrowser()))
-/// let tokens = try await authenticator.login(presenter: presenter)
+/// let tokens = try await authenticator.login(.browser(presenter))
 /// ```
 public struct RedirectFollowingBrowser: BrowserOpener {
     private let transport: any HTTPTransport

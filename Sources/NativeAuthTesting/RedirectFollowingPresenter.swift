@@ -11,7 +11,7 @@ internal import Foundation
 /// ```swift
 /// let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
 /// let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
-/// try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+/// try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
 /// ```
 ///
 /// It follows at most five redirects. The redirect URI is `http://127.0.0.1:PORT/callback` on a

@@ -180,7 +180,7 @@ extension Optional {
     @Test func signsInReadingTheDataEnvelopeRefreshesAndLogsOutThroughItsPage() async throws {
         let initech = try await FakeInitech.start()
         let auth = try authenticator(initech)
-        let tokens = try await auth.login(presenter: presenter(initech))
+        let tokens = try await auth.login(.browser(presenter(initech)))
         #expect(tokens.accessToken.hasPrefix("initech-at-"), "read from inside \"data\"")
         #expect(tokens.refreshToken?.hasPrefix("initech-rt-") == true)
         #expect(tokens.tokenType == "bearer")
@@ -213,13 +213,13 @@ extension Optional {
         let auth = try authenticator(initech)
 
         initech.failNextToken(with: "AUTH_CODE_EXPIRED")
-        let exchange = await #expect(throws: AuthError.self) { try await auth.login(presenter: presenter(initech)) }
+        let exchange = await #expect(throws: AuthError.self) { try await auth.login(.browser(presenter(initech))) }
         #expect(exchange?.code == .tokenExchangeFailed)
         #expect(exchange?.oauthError == "AUTH_CODE_EXPIRED")
         #expect(exchange?.message.contains("see the Initech handbook") == false, "the server's prose is not copied")
         #expect(try await auth.currentTokens() == nil, "nothing is stored")
 
-        let tokens = try await auth.login(presenter: presenter(initech))
+        let tokens = try await auth.login(.browser(presenter(initech)))
         initech.revokeAllRefreshTokens()
         let refresh = await #expect(throws: AuthError.self) { try await auth.refresh() }
         #expect(refresh?.code == .loginRequired, "a revoked Initech session means signing in again")
@@ -237,7 +237,7 @@ extension Optional {
         initech.answerNextToken(
             with: .json(#"{"status": "error", "errors": [{"code": "CLIENT_UNKNOWN"}]}"#, status: 401))
         let unknown = await #expect(throws: AuthError.self) {
-            try await stranger.login(presenter: AutoApprovingPresenter { _ in "x" })
+            try await stranger.login(.browser(AutoApprovingPresenter { _ in "x" }))
         }
         #expect(unknown?.code == .configurationInvalid)
         #expect(unknown?.hint?.contains("--client-id") == true)
@@ -251,21 +251,21 @@ extension Optional {
 
         initech.answerNextToken(
             with: .text("<html><h1>502 Bad Gateway</h1></html>", status: 502, contentType: "text/html"))
-        let proxy = await #expect(throws: AuthError.self) { try await auth.login(presenter: approve) }
+        let proxy = await #expect(throws: AuthError.self) { try await auth.login(.browser(approve)) }
         #expect(proxy?.code == .serverError, "\(String(describing: proxy))")
 
         initech.answerNextToken(with: .json(#"{"status": "ok"}"#))
-        let empty = await #expect(throws: AuthError.self) { try await auth.login(presenter: approve) }
+        let empty = await #expect(throws: AuthError.self) { try await auth.login(.browser(approve)) }
         #expect(empty?.code == .responseMalformed, "\(String(describing: empty))")
         #expect(empty?.message.contains("data") == true, "\(String(describing: empty))")
 
         initech.answerNextToken(with: .json(#"{"status": "ok", "data": {"access_token": "a", "expires_in": "soon"}}"#))
-        let badLifetime = await #expect(throws: AuthError.self) { try await auth.login(presenter: approve) }
+        let badLifetime = await #expect(throws: AuthError.self) { try await auth.login(.browser(approve)) }
         #expect(badLifetime?.code == .responseMalformed, "\(String(describing: badLifetime))")
         #expect(badLifetime?.message.contains("expires_in") == true, "\(String(describing: badLifetime))")
 
         initech.failNextToken(with: "SOMETHING_NEW")
-        let unknownCode = await #expect(throws: AuthError.self) { try await auth.login(presenter: approve) }
+        let unknownCode = await #expect(throws: AuthError.self) { try await auth.login(.browser(approve)) }
         #expect(unknownCode?.code == .tokenExchangeFailed, "an unknown code falls back to the HTTP status")
         #expect(try await auth.currentTokens() == nil)
         await initech.server.stop()

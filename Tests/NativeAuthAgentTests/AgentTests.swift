@@ -70,7 +70,7 @@ import Testing
                     issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
                     scopes: ["openid", "offline_access"])),
             store: MemoryTokenStore(), transport: sandbox.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let directory = try TemporaryDirectory()
         let audit = AuditLog()
         let server = try await AgentServer.start(
@@ -235,7 +235,7 @@ import Testing
         // Signing in, out and refreshing are the agent's.
         for attempt in [
             { _ = try await borrowed.refresh() }, { _ = try await borrowed.logout() },
-            { _ = try await borrowed.loginWithClientCredentials() },
+            { _ = try await borrowed.login(.clientCredentials) },
         ] as [@Sendable () async throws -> Void] {
             let error = await #expect(throws: AuthError.self) { try await attempt() }
             #expect(error?.code == .configurationInvalid && error?.message.contains("token agent") == true)

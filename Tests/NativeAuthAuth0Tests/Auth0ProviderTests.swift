@@ -46,13 +46,13 @@ import Testing
     @Test func theAudienceMakesATokenTheAPITakes() async throws {
         let auth0 = try await Auth0Sandbox.start()
         let auth = try authenticator(auth0)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: auth0.transport)))
         #expect(auth0.lastAuthorizationQuery.first(named: "audience") == Auth0Sandbox.apiAudience)
         let api = auth0.issuer.appendingPathComponent("api/resource")
         #expect(try await auth.send(HTTPRequest(method: .get, url: api)).0.status.code == 200)
 
         let opaque = try authenticator(auth0, audience: nil)
-        try await opaque.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+        try await opaque.login(.browser(RedirectFollowingPresenter(transport: auth0.transport)))
         let mapped = await #expect(throws: AuthError.self) {
             try await opaque.send(HTTPRequest(method: .get, url: api))
         }
@@ -61,7 +61,7 @@ import Testing
 
         let unknown = try authenticator(auth0, audience: "https://nobody.test")
         let refused = await #expect(throws: AuthError.self) {
-            try await unknown.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+            try await unknown.login(.browser(RedirectFollowingPresenter(transport: auth0.transport)))
         }
         #expect(refused?.code == .configurationInvalid && refused?.hint?.contains("audience") == true)
     }
@@ -74,7 +74,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let first = try authenticator(auth0, store: store)
-        try await first.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+        try await first.login(.browser(RedirectFollowingPresenter(transport: auth0.transport)))
         let stale = try #require(try await first.currentTokens()?.refreshToken)
         try await first.expireAccessToken()
         let instances = try (0..<4).map { _ in try authenticator(auth0, store: store) }
@@ -106,7 +106,7 @@ import Testing
         let auth0 = try await Auth0Sandbox.start()
         let auth = try authenticator(auth0)
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
-        try await auth.loginWithDevice(display: Silent())
+        try await auth.login(.device(Silent()))
         let api = auth0.issuer.appendingPathComponent("api/resource")
         #expect(try await auth.send(HTTPRequest(method: .get, url: api)).0.status.code == 200)
     }
@@ -114,13 +114,13 @@ import Testing
     @Test func logoutAtOIDCOrTheLegacyEndpoint() async throws {
         let auth0 = try await Auth0Sandbox.start()
         let modern = try authenticator(auth0)
-        try await modern.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+        try await modern.login(.browser(RedirectFollowingPresenter(transport: auth0.transport)))
         let result = try await modern.logout()
         #expect(result.revocationAttempted && result.revocationError == nil)
         #expect(result.endSessionURL?.path == "/oidc/logout")
 
         let legacy = try authenticator(auth0, logout: "legacy")
-        try await legacy.login(presenter: RedirectFollowingPresenter(transport: auth0.transport))
+        try await legacy.login(.browser(RedirectFollowingPresenter(transport: auth0.transport)))
         let ended = try await legacy.logout()
         let url = try #require(ended.endSessionURL)
         #expect(url.path == "/v2/logout" && url.query == "client_id=\(Auth0Sandbox.clientID)")

@@ -201,7 +201,7 @@ final class FakeCognito: Sendable {
         let auth = Authenticator(
             provider: try CognitoProvider(configuration: configuration), store: store,
             transport: cognito.server.transport)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: cognito.server.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: cognito.server.transport)))
         #expect(tokens.subject == "6f1c7a2e-cognito-user", "the ES256 ID token validated")
         #expect(try await auth.userInfo().emailVerified == true, "\"true\" is read as a boolean")
 

@@ -31,7 +31,7 @@ struct Recorder: DeviceCodeDisplay {
         let auth = Authenticator(
             provider: try EntraProvider(configuration: configuration(entra, tenant: tenant, scopes: scopes)),
             store: MemoryTokenStore(), transport: entra.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: entra.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: entra.transport)))
         return auth
     }
 
@@ -126,7 +126,7 @@ struct Recorder: DeviceCodeDisplay {
             provider: try EntraProvider(configuration: configuration(entra, tenant: "organizations")),
             store: MemoryTokenStore(), transport: entra.transport)
         let shown = Shared<[String]>([])
-        let tokens = try await auth.loginWithDevice(display: Recorder(shown: shown))
+        let tokens = try await auth.login(.device(Recorder(shown: shown)))
         #expect(tokens.refreshToken != nil)
         #expect(shown.value.count == 1 && shown.value.first?.isEmpty == false)
         #expect(
@@ -176,7 +176,7 @@ struct Recorder: DeviceCodeDisplay {
                 #expect(try await auth.currentTokens()?.refreshToken != nil)
             }
             if code == .loginRequired {
-                try await auth.login(presenter: RedirectFollowingPresenter(transport: entra.transport))
+                try await auth.login(.browser(RedirectFollowingPresenter(transport: entra.transport)))
             }
         }
     }

@@ -278,7 +278,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     @Test func aFormEncodedAnswerWithNonExpiringTokenSignsIn() async throws {
         let github = try await FakeGitHub.start(.init(alwaysForm: true))
         let auth = try authenticator(github)
-        let tokens = try await auth.login(presenter: approve)
+        let tokens = try await auth.login(.browser(approve))
         #expect(tokens.accessToken.hasPrefix("gho_"))
         #expect(tokens.scopes == ["repo", "read:org"], "comma-separated scope")
         #expect(tokens.expiresAt == nil, "a non-expiring token")
@@ -296,7 +296,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     @Test func expiringTokensRefreshWithRotation() async throws {
         let github = try await FakeGitHub.start(.init(expiring: true))
         let auth = try authenticator(github)
-        let first = try await auth.login(presenter: approve)
+        let first = try await auth.login(.browser(approve))
         #expect(first.refreshToken?.hasPrefix("ghr_") == true)
         #expect(first.expiresAt != nil)
         let second = try await auth.refresh()
@@ -308,20 +308,20 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     @Test func errorsSentWithHTTP200AreErrors() async throws {
         let github = try await FakeGitHub.start(.init(expiring: true))
         let wrongSecret = await #expect(throws: AuthError.self) {
-            try await authenticator(github, secret: "wrong").login(presenter: approve)
+            try await authenticator(github, secret: "wrong").login(.browser(approve))
         }
         #expect(wrongSecret?.code == .configurationInvalid)
         #expect(wrongSecret?.oauthError == "incorrect_client_credentials")
         #expect(wrongSecret?.hint?.contains("--client-secret") == true)
 
         let badCode = await #expect(throws: AuthError.self) {
-            try await authenticator(github).login(presenter: AutoApprovingPresenter { _ in "stale" })
+            try await authenticator(github).login(.browser(AutoApprovingPresenter { _ in "stale" }))
         }
         #expect(badCode?.code == .tokenExchangeFailed)
         #expect(badCode?.oauthError == "bad_verification_code")
 
         let auth = try authenticator(github)
-        try await auth.login(presenter: approve)
+        try await auth.login(.browser(approve))
         try await auth.expireRefreshToken()
         let refused = await #expect(throws: AuthError.self) { try await auth.refresh() }
         #expect(refused?.code == .loginRequired)
@@ -334,7 +334,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
             .init(devicePolls: ["authorization_pending", "slow_down", "authorization_pending"]))
         let clock = TestClock()
         let auth = try authenticator(github, clock: clock.clock)
-        let tokens = try await auth.loginWithDevice(display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }))
+        let tokens = try await auth.login(.device(TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in })))
         #expect(tokens.accessToken.hasPrefix("gho_"))
         #expect(
             clock.sleeps == [.seconds(1), .seconds(1), .seconds(6), .seconds(6)], "slow_down carries GitHub's interval")
@@ -348,8 +348,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
     @Test func aDisabledDeviceFlowSaysWhatToEnable() async throws {
         let github = try await FakeGitHub.start(.init(deviceFlowEnabled: false))
         let error = await #expect(throws: AuthError.self) {
-            try await authenticator(github).loginWithDevice(
-                display: TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in }))
+            try await authenticator(github).login(.device(TerminalDeviceCodeDisplay(output: ConsoleOutput { _ in })))
         }
         #expect(error?.code == .configurationInvalid)
         #expect(error?.hint?.contains("Device Flow") == true)
@@ -360,7 +359,7 @@ private let approve = AutoApprovingPresenter { fields in "code:" + (fields.first
         let github = try await FakeGitHub.start()
         let store = MemoryTokenStore()
         let auth = Authenticator(provider: try provider(github), store: store, transport: github.server.transport)
-        try await auth.login(presenter: approve)
+        try await auth.login(.browser(approve))
         let user = try await auth.userInfo()
         #expect(user.subject == "583231")
         #expect(user.preferredUsername == "octocat")

@@ -39,7 +39,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/store")
         let first = try authenticator(gitlab, store: store)
-        try await first.login(presenter: RedirectFollowingPresenter(transport: gitlab.transport))
+        try await first.login(.browser(RedirectFollowingPresenter(transport: gitlab.transport)))
         try await first.expireAccessToken()
         let instances = try (0..<4).map { _ in try authenticator(gitlab, store: store) }
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
@@ -56,7 +56,7 @@ import Testing
         let gitlab = try await GitLabSandbox.start()
         let auth = try authenticator(gitlab)
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
-        let tokens = try await auth.loginWithDevice(display: Silent())
+        let tokens = try await auth.login(.device(Silent()))
         #expect(gitlab.requestLog.contains { $0.path == "/oauth/authorize_device" })
         #expect(tokens.refreshToken != nil)
         let result = try await auth.logout()

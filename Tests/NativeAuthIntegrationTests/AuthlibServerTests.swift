@@ -28,7 +28,7 @@ struct AuthlibServerTests {
                 issuer: server.issuer, clientID: server.secretJWTClientID, clientSecret: server.secretJWTClientSecret,
                 scopes: ["api"], clientAuthentication: .clientSecretJWT),
             store: store)
-        let tokens = try await auth.loginWithClientCredentials()
+        let tokens = try await auth.login(.clientCredentials)
         #expect(tokens.scopes == ["api"])
         try await auth.expireAccessToken()
         // Authlib refuses a jti it has seen: the renewal signs a new assertion.
@@ -40,7 +40,7 @@ struct AuthlibServerTests {
         var configuration = ProviderConfiguration(
             issuer: server.issuer, clientID: server.privateKeyJWTClientID, scopes: ["read"])
         configuration.clientAssertionKey = try ClientAssertionKey.contentsOf(server.privateKeyJWTKey)
-        let tokens = try await authenticator(configuration, store: store).loginWithClientCredentials()
+        let tokens = try await authenticator(configuration, store: store).login(.clientCredentials)
         #expect(!tokens.accessToken.isEmpty)
         #expect(tokens.renewableGrant == .clientCredentials)
 
@@ -48,7 +48,7 @@ struct AuthlibServerTests {
         configuration.clientAssertionKey = other
         let refusedStore = MemoryTokenStore()
         let error = try await #require(throws: AuthError.self) {
-            try await authenticator(configuration, store: refusedStore).loginWithClientCredentials()
+            try await authenticator(configuration, store: refusedStore).login(.clientCredentials)
         }
         #expect(error.oauthError == "invalid_client", "\(error)")
         #expect(await refusedStore.keys().isEmpty)
@@ -64,7 +64,7 @@ struct AuthlibServerTests {
             issuer: server.issuer, clientID: server.assertionIssuer, scopes: ["read"])
         configuration.workload = .jwtBearer(.value(assertion))
         let store = MemoryTokenStore()
-        let tokens = try await authenticator(configuration, store: store).loginAsWorkload()
+        let tokens = try await authenticator(configuration, store: store).login(.workload)
         #expect(tokens.renewableGrant == .jwtBearer)
         #expect(!tokens.accessToken.isEmpty)
     }
@@ -106,7 +106,7 @@ struct AuthlibServerTests {
         let auth = try await unregistered(store: store).registeringClient(
             service(name), initialAccessToken: server.registrationToken)
         #expect(auth.provider.configuration.clientSecret != nil)
-        let tokens = try await auth.loginWithClientCredentials()
+        let tokens = try await auth.login(.clientCredentials)
         #expect(tokens.scopes == ["api"])
         let again = try await unregistered(store: store).registeringClient(
             service(name), initialAccessToken: server.registrationToken)
@@ -126,7 +126,7 @@ struct AuthlibServerTests {
         let renewed = try await unregistered(store: store, clock: time.clock).registeringClient(
             service("short-lived"), initialAccessToken: server.registrationToken)
         #expect(renewed.provider.configuration.clientID != first.provider.configuration.clientID)
-        #expect(!(try await renewed.loginWithClientCredentials()).accessToken.isEmpty)
+        #expect(!(try await renewed.login(.clientCredentials)).accessToken.isEmpty)
     }
 }
 

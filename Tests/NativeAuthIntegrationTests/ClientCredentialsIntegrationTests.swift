@@ -21,7 +21,7 @@ struct ClientCredentialsServerTests {
                     issuer: server.issuer, clientID: server.serviceClientID, clientSecret: server.serviceClientSecret,
                     scopes: ["read"])),
             store: store, transport: StandardTransport.platformDefault())
-        let tokens = try await auth.loginWithClientCredentials()
+        let tokens = try await auth.login(.clientCredentials)
         #expect(tokens.renewableGrant == .clientCredentials)
         #expect(tokens.refreshToken == nil)
         #expect(tokens.scopes == ["read"])
@@ -40,7 +40,7 @@ struct ClientCredentialsServerTests {
                     issuer: server.issuer, clientID: server.confidentialClientID,
                     clientSecret: server.confidentialClientSecret, scopes: ["read"])),
             store: store, transport: StandardTransport.platformDefault())
-        let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        let error = try await #require(throws: AuthError.self) { try await auth.login(.clientCredentials) }
         #expect(error.oauthError == "unauthorized_client", "\(error)")
         #expect(await store.keys().isEmpty)
     }
@@ -176,7 +176,7 @@ struct ClientCredentialsServerTests {
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: "ci", clientSecret: client.secret, scopes: ["api"])),
             store: MemoryTokenStore(), transport: StandardTransport.platformDefault()
-        ).loginWithClientCredentials()
+        ).login(.clientCredentials)
         let directory = try TemporaryDirectory()
         let store = directory.path + "/store"
         // No issuer, no client: the token and a full URL are all `token` and `api` need.

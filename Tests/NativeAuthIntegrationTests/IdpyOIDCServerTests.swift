@@ -27,8 +27,9 @@ struct IdpyOIDCServerTests {
                     issuer: issuer, clientID: "nativeauth-cli", scopes: ["openid", "profile"])),
             store: store, transport: StandardTransport.platformDefault())
         let tokens = try await auth.login(
-            presenter: LoopbackPresenter(
-                configuration: .init(timeout: .seconds(30), opener: RedirectFollowingBrowser())))
+            .browser(
+                LoopbackPresenter(
+                    configuration: .init(timeout: .seconds(30), opener: RedirectFollowingBrowser()))))
 
         // idpyoidc announced DPoP; the sign-in made a key, and idpyoidc bound its token to it.
         #expect(tokens.tokenType == "DPoP")
@@ -69,8 +70,9 @@ struct IdpyOIDCServerTests {
             provider: try GenericOIDCProvider(configuration: configuration), store: MemoryTokenStore(),
             transport: StandardTransport.platformDefault())
         let tokens = try await auth.login(
-            presenter: LoopbackPresenter(
-                configuration: .init(timeout: .seconds(30), opener: RedirectFollowingBrowser())))
+            .browser(
+                LoopbackPresenter(
+                    configuration: .init(timeout: .seconds(30), opener: RedirectFollowingBrowser()))))
         let idToken = try #require(tokens.idToken)
         #expect(try JOSEParsing.parts(ofCompactJWS: idToken)?.header.string("alg") == "HS256")
         #expect(tokens.subject?.isEmpty == false)

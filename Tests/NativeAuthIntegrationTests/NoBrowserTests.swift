@@ -51,7 +51,7 @@ final class ScriptedDeviceDisplay: DeviceCodeDisplay {
 func deviceLogin(_ auth: Authenticator, deny: Bool = false) async throws -> (TokenSet, DeviceAuthorization?) {
     let display = ScriptedDeviceDisplay(deny: deny)
     let tokens = try await withThrowingTaskGroup(of: TokenSet?.self) { group in
-        group.addTask { try await auth.loginWithDevice(display: display) }
+        group.addTask { try await auth.login(.device(display)) }
         group.addTask {
             try await display.finished()
             return nil
@@ -175,7 +175,7 @@ struct NoBrowserSignInTests {
             reader.feed("  \(callback.absoluteString)  ")
         }
         let presenter = ManualPastePresenter(configuration: .init(reader: reader, output: printed.output))
-        let tokens = try await auth.login(presenter: presenter)
+        let tokens = try await auth.login(.browser(presenter))
         try await browser.value
         #expect(tokens.idToken != nil)
         #expect(tokens.displayName == "alice")
@@ -199,7 +199,7 @@ struct NoBrowserSignInTests {
             reader.feed(callback.absoluteString)
         }
         let presenter = ManualPastePresenter(configuration: .init(reader: reader, output: printed.output))
-        let tokens = try await auth.login(presenter: presenter)
+        let tokens = try await auth.login(.browser(presenter))
         try await browser.value
         #expect(!tokens.accessToken.isEmpty)
         #expect(printed.text.contains("belongs to another sign-in"))
@@ -218,7 +218,7 @@ struct NoBrowserSignInTests {
         }
         let presenter = LoopbackAndPastePresenter(
             configuration: .init(timeout: .seconds(60), reader: reader, output: printed.output))
-        let tokens = try await auth.login(presenter: presenter)
+        let tokens = try await auth.login(.browser(presenter))
         try await browser.value
         #expect(!tokens.accessToken.isEmpty)
         #expect(reader.cancellations == 1, "the paste prompt was cancelled")
@@ -242,7 +242,7 @@ struct NoBrowserSignInTests {
         }
         let presenter = LoopbackAndPastePresenter(
             configuration: .init(timeout: .seconds(60), reader: reader, output: printed.output))
-        let tokens = try await auth.login(presenter: presenter)
+        let tokens = try await auth.login(.browser(presenter))
         try await browser.value
         #expect(!tokens.accessToken.isEmpty)
         let port = try #require(redirectPort(in: try await printed.authorizationURL()))

@@ -49,7 +49,7 @@ struct OpenAPIClientTests {
         let authenticator = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration), store: MemoryTokenStore(),
             transport: URLSessionTransport())
-        try await authenticator.login(presenter: presenter)
+        try await authenticator.login(.browser(presenter))
         return authenticator
     }
 

@@ -31,7 +31,7 @@ struct RefreshTests {
             store: store,
             transport: transport
         )
-        try await auth.login(presenter: presenter)
+        try await auth.login(.browser(presenter))
         return auth
     }
 

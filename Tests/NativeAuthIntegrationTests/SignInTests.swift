@@ -38,9 +38,8 @@ struct SignInTests {
         let accounts = Accounts(
             try authenticator(server.configuration(), store: FileTokenStore(directory: path)),
             active: FileActiveAccountStore(directory: path))
-        let alice = try await accounts.login(presenter: presenter(TestServer.scriptedBrowser()))
-        let bob = try await accounts.login(
-            presenter: presenter(TestServer.scriptedBrowser("--second-user")))
+        let alice = try await accounts.login(.browser(presenter(TestServer.scriptedBrowser())))
+        let bob = try await accounts.login(.browser(presenter(TestServer.scriptedBrowser("--second-user"))))
         #expect(alice.account == server.username && alice.isActive)
         #expect(bob.account == server.secondUsername && !bob.isActive)
         #expect(try await accounts.list().map(\.name) == [server.username, server.secondUsername])
@@ -58,7 +57,7 @@ struct SignInTests {
         let directory = try TemporaryDirectory()
         let store = FileTokenStore(directory: directory.path + "/tokens")
         let auth = try authenticator(server.configuration(), store: store)
-        let tokens = try await auth.login(presenter: presenter(TestServer.scriptedBrowser()))
+        let tokens = try await auth.login(.browser(presenter(TestServer.scriptedBrowser())))
 
         #expect(!tokens.accessToken.isEmpty)
         #expect(tokens.refreshToken != nil)
@@ -95,7 +94,7 @@ struct SignInTests {
             authentication: method
         )
         let tokens = try await authenticator(configuration, store: store)
-            .login(presenter: presenter(TestServer.scriptedBrowser()))
+            .login(.browser(presenter(TestServer.scriptedBrowser())))
         #expect(tokens.refreshToken != nil)
     }
 
@@ -108,7 +107,7 @@ struct SignInTests {
         )
         let auth = try authenticator(configuration, store: store)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: presenter(TestServer.scriptedBrowser()))
+            try await auth.login(.browser(presenter(TestServer.scriptedBrowser())))
         }
         #expect(error?.code == .configurationInvalid)
         #expect(error?.oauthError == "invalid_client")
@@ -129,7 +128,7 @@ struct SignInTests {
         }
         let store = MemoryTokenStore()
         let auth = try authenticator(server.configuration(), store: store)
-        let tokens = try await auth.login(presenter: presenter(opener))
+        let tokens = try await auth.login(.browser(presenter(opener)))
         #expect(await forgedStatus.value == 400)
         #expect(await store.load(auth.key) == tokens)
     }
@@ -138,7 +137,7 @@ struct SignInTests {
         let store = MemoryTokenStore()
         let auth = try authenticator(server.configuration(), store: store)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: presenter(TestServer.scriptedBrowser("--deny")))
+            try await auth.login(.browser(presenter(TestServer.scriptedBrowser("--deny"))))
         }
         #expect(error?.code == .authorizationFailed)
         #expect(error?.oauthError == "access_denied")
@@ -158,7 +157,7 @@ struct SignInTests {
         }
         let store = MemoryTokenStore()
         let auth = try authenticator(server.configuration(), store: store)
-        let error = await #expect(throws: AuthError.self) { try await auth.login(presenter: presenter(opener)) }
+        let error = await #expect(throws: AuthError.self) { try await auth.login(.browser(presenter(opener))) }
         #expect(error?.code == .invalidState)
         #expect(error?.message.contains("evil.example") == true)
         #expect(await store.load(auth.key) == nil)
@@ -175,7 +174,7 @@ struct SignInTests {
     @Test func theRealServersRS256IDTokenIsValidatedAgainstItsJWKS() async throws {
         // The server's own JWKS: the sign-in validates (RS256, iss, aud, nonce, at_hash, exp, iat).
         let tokens = try await authenticator(server.configuration(), store: MemoryTokenStore())
-            .login(presenter: presenter(TestServer.scriptedBrowser()))
+            .login(.browser(presenter(TestServer.scriptedBrowser())))
         let header = try #require(tokens.idToken?.split(separator: ".").first)
         #expect(String(decoding: Data(base64Encoded: String(header) + "==") ?? Data(), as: UTF8.self).contains("RS256"))
 
@@ -186,7 +185,7 @@ struct SignInTests {
         let store = MemoryTokenStore()
         let auth = try authenticator(configuration, store: store)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: presenter(TestServer.scriptedBrowser()))
+            try await auth.login(.browser(presenter(TestServer.scriptedBrowser())))
         }
         await empty.stop()
         #expect(error?.code == .idTokenInvalid)

@@ -21,7 +21,7 @@ import Testing
         let auth = Authenticator(
             provider: try KeycloakProvider(configuration: configuration(keycloak, more)), store: MemoryTokenStore(),
             transport: keycloak.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: keycloak.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: keycloak.transport)))
         return auth
     }
 
@@ -108,7 +108,7 @@ import Testing
             provider: try KeycloakProvider(configuration: configuration(keycloak)), store: MemoryTokenStore(),
             transport: keycloak.transport)
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
-        let tokens = try await auth.loginWithDevice(display: Silent())
+        let tokens = try await auth.login(.device(Silent()))
         #expect(tokens.refreshToken != nil)
 
         // Keycloak's metadata lists no `none` for revocation, yet takes a public client's: it revokes.

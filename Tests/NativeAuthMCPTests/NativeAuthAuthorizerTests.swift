@@ -24,7 +24,7 @@ import Testing
                     issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
                     scopes: ["openid", "profile"])),
             store: MemoryTokenStore(), transport: sandbox.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         var options = NativeAuthAuthorizer.Options(
             clientName: "authorizer-tests", transport: sandbox.transport, directory: directory.path + "/store",
             opener: RedirectFollowingBrowser())

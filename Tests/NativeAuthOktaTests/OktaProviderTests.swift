@@ -49,7 +49,7 @@ import Testing
         let okta = try await OktaSandbox.start()
         for server in ["org", "default", OktaSandbox.customServer] {
             let auth = try authenticator(okta, server: server)
-            let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: okta.transport))
+            let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: okta.transport)))
             #expect(tokens.subject == "00uid4BxXw6I6TV4m0g3" && tokens.refreshToken != nil, "\(server)")
             try await auth.refresh()
             let me = URL(string: okta.host + "/api/v1/users/me")!
@@ -72,13 +72,13 @@ import Testing
         let okta = try await OktaSandbox.start()
         struct Silent: DeviceCodeDisplay { func show(_ authorization: DeviceAuthorization) async {} }
         let auth = try authenticator(okta, server: "default")
-        #expect(try await auth.loginWithDevice(display: Silent()).refreshToken != nil)
+        #expect(try await auth.login(.device(Silent())).refreshToken != nil)
         #expect(okta.server("default").requestLog.contains { $0.path == "/oauth2/default/v1/device/authorize" })
 
         okta.server("default").failNext(
             1, .deviceAuthorization,
             with: .oauthError("access_denied", status: 403, description: OktaSandbox.policyRefusal))
-        let refused = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: Silent()) }
+        let refused = await #expect(throws: AuthError.self) { try await auth.login(.device(Silent())) }
         #expect(refused?.code == .configurationInvalid, "\(String(describing: refused))")
         #expect(refused?.hint?.contains("Access Policies") == true)
     }
@@ -86,7 +86,7 @@ import Testing
     @Test func logoutRevokesAndEndsTheSessionWithTheIDToken() async throws {
         let okta = try await OktaSandbox.start()
         let auth = try authenticator(okta, server: "default")
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: okta.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: okta.transport)))
         let result = try await auth.logout()
         #expect(result.revocationAttempted && result.revocationError == nil)
         #expect(okta.revocationHints == ["refresh_token", "access_token"])

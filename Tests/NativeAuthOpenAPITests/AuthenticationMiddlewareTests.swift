@@ -57,7 +57,7 @@ import Testing
         let authenticator = Authenticator(
             provider: try GenericOIDCProvider(configuration: provider), store: MemoryTokenStore(),
             transport: sandbox.transport)
-        _ = try await authenticator.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        _ = try await authenticator.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         return (sandbox, authenticator, api)
     }
 

@@ -61,7 +61,7 @@ struct PostgresRestartTests {
             let authenticator = Authenticator(
                 provider: try PostgresTokenStoreTests.provider(sandbox), store: store, transport: sandbox.transport,
                 lockTimeout: .seconds(5), clock: time.clock)
-            try await authenticator.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await authenticator.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
             let signedIn = try await authenticator.currentTokens()
             try await Self.waitUntil("listening") { store.isListening }
 

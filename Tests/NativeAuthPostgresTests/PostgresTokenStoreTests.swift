@@ -234,7 +234,7 @@ struct PostgresTokenStoreTests {
                 provider: try Self.provider(sandbox), store: stores[0], transport: sandbox.transport)
             let second = Authenticator(
                 provider: try Self.provider(sandbox), store: stores[1], transport: sandbox.transport)
-            try await first.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await first.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
             let signedIn = try await first.accessToken()
             let seenBySecond = try await second.accessToken()
             #expect(seenBySecond == signedIn)
@@ -290,7 +290,7 @@ struct PostgresTokenStoreTests {
                 Authenticator(
                     provider: try Self.provider(sandbox), store: $0, transport: sandbox.transport, clock: time.clock)
             }
-            try await authenticators[0].login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await authenticators[0].login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
             let old = try await authenticators[0].accessToken()
             for authenticator in authenticators { _ = try await authenticator.accessToken() }
             time.advance(by: .seconds(7200))

@@ -28,7 +28,7 @@ import Testing
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: Self.clientID, clientSecret: Self.secret, scopes: ["api"])),
             store: MemoryTokenStore(), transport: sandbox.transport, clock: clock.clock)
-        try await authenticator.loginWithClientCredentials()
+        try await authenticator.login(.clientCredentials)
         return (sandbox, authenticator)
     }
 

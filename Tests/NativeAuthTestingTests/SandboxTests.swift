@@ -90,7 +90,7 @@ func raw(
     @Test func signsInWithAutoApprovalAndEveryOIDCCheckPasses() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .live)
         let auth = try authenticator(sandbox)
-        let tokens = try await auth.login(presenter: loopback())
+        let tokens = try await auth.login(.browser(loopback()))
         #expect(tokens.subject == "sandbox-user-alice", "the ES256 ID token validated (signature, nonce, at_hash, iss)")
         #expect(tokens.displayName == "alice", "preferred_username")
         #expect(tokens.refreshToken != nil)
@@ -112,7 +112,7 @@ func raw(
     @Test func aPersonApprovesOnThePageAsTheUserTheyChoose() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(mode: .live)
         let browser = ClickingBrowser(user: "bob")
-        let tokens = try await authenticator(sandbox).login(presenter: loopback(browser))
+        let tokens = try await authenticator(sandbox).login(.browser(loopback(browser)))
         #expect(tokens.subject == "sandbox-user-bob")
         let page = try #require(browser.pages.html.withLockedValue { $0.first })
         #expect(page.contains("Approve") && page.contains("Deny"))
@@ -124,7 +124,7 @@ func raw(
         let sandbox = try await SandboxAuthorizationServer.start(mode: .live)
         let auth = try authenticator(sandbox)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: loopback(ClickingBrowser(decision: "deny")))
+            try await auth.login(.browser(loopback(ClickingBrowser(decision: "deny"))))
         }
         #expect(error?.code == .authorizationFailed)
         #expect(error?.oauthError == "access_denied")
@@ -137,7 +137,7 @@ func raw(
         let sandbox = try await SandboxAuthorizationServer.start(
             .init(autoApprove: true, signingAlgorithm: .rs256), mode: .live)
         let auth = try authenticator(sandbox)
-        let first = try await auth.login(presenter: loopback())
+        let first = try await auth.login(.browser(loopback()))
         #expect(first.subject == "sandbox-user-alice")
         let oldKey = sandbox.currentKeyID
         try sandbox.rotateSigningKey()
@@ -234,7 +234,7 @@ func raw(
     @Test func refreshTokensRotateAndARotatedOneIsRefused() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        let first = try await auth.login(presenter: approving(sandbox))
+        let first = try await auth.login(.browser(approving(sandbox)))
         let second = try await auth.refresh()
         #expect(second.refreshToken != first.refreshToken)
         let (status, object, _) = try await raw(
@@ -257,7 +257,7 @@ func raw(
     @Test func logoutRevokesAndEndsTheSessionBackAtTheApp() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        let tokens = try await auth.login(presenter: approving(sandbox))
+        let tokens = try await auth.login(.browser(approving(sandbox)))
         let result = try await auth.logout(presenter: approving(sandbox))
         #expect(result.revocationAttempted && result.revocationError == nil)
         #expect(result.endSessionCompleted, "the sandbox redirected back with our state")
@@ -294,7 +294,7 @@ func raw(
                 }
             }
         }
-        let tokens = try await auth.loginWithDevice(display: Approver(sandbox: sandbox))
+        let tokens = try await auth.login(.device(Approver(sandbox: sandbox)))
         #expect(tokens.subject == "sandbox-user-alice")
         #expect(sandbox.grantCount(.deviceCode) >= 2, "at least one authorization_pending first")
         #expect(sandbox.requestCount(.deviceAuthorization) == 1)
@@ -311,7 +311,7 @@ func raw(
         }
         let error = await #expect(throws: AuthError.self) {
             try await authenticator(sandbox, clock: AuthClock(now: { Date() }, sleep: { _ in }))
-                .loginWithDevice(display: Denier(sandbox: sandbox))
+                .login(.device(Denier(sandbox: sandbox)))
         }
         #expect(error?.oauthError == "access_denied")
         await sandbox.stop()
@@ -320,7 +320,7 @@ func raw(
     @Test func injectedFailuresAreAnsweredThenTheRealThing() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        let tokens = try await auth.login(presenter: approving(sandbox))
+        let tokens = try await auth.login(.browser(approving(sandbox)))
         sandbox.failNext(
             2, .token, with: .response(status: 502, contentType: "text/html", body: "<html>Bad Gateway</html>"))
         for _ in 0..<2 {
@@ -343,7 +343,7 @@ func raw(
         let sandbox = try await SandboxAuthorizationServer.start(
             .init(autoApprove: true, accessTokenLifetime: .seconds(600), clock: clock.clock), mode: .inMemory)
         let auth = try authenticator(sandbox, clock: clock.clock)
-        let tokens = try await auth.login(presenter: approving(sandbox))
+        let tokens = try await auth.login(.browser(approving(sandbox)))
         #expect(try await auth.accessToken() == tokens.accessToken)
         clock.advance(by: .seconds(601))
         let (status, _, _) = try await raw(
@@ -360,7 +360,7 @@ func raw(
         let sandbox = try await SandboxAuthorizationServer.start(
             .init(autoApprove: true, clock: clock.clock), mode: .inMemory)
         let auth = try authenticator(sandbox, clock: clock.clock)
-        _ = try await auth.login(presenter: approving(sandbox))
+        _ = try await auth.login(.browser(approving(sandbox)))
         clock.advance(by: .seconds(3600))
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 {
@@ -384,13 +384,13 @@ func raw(
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: "confidential", clientSecret: "s3cret-sandbox")),
             store: MemoryTokenStore(), transport: sandbox.transport)
-        _ = try await good.login(presenter: approving(sandbox))
+        _ = try await good.login(.browser(approving(sandbox)))
         let bad = Authenticator(
             provider: try GenericOIDCProvider(
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: "confidential", clientSecret: "nope")),
             store: MemoryTokenStore(), transport: sandbox.transport)
-        let error = await #expect(throws: AuthError.self) { try await bad.login(presenter: approving(sandbox)) }
+        let error = await #expect(throws: AuthError.self) { try await bad.login(.browser(approving(sandbox))) }
         #expect(error?.code == .configurationInvalid, "invalid_client")
         await sandbox.stop()
     }

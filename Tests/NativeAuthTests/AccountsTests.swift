@@ -24,7 +24,7 @@ import Testing
         async throws -> Accounts.SignIn
     {
         sandbox.autoApprovedUser = user
-        return try await accounts.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport), name: name)
+        return try await accounts.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)), name: name)
     }
 
     @Test func twoSignInsAreTwoAccountsAndTheFirstStaysActive() async throws {
@@ -116,7 +116,7 @@ import Testing
         let accounts = Accounts(
             Authenticator(provider: provider, store: MemoryTokenStore(), transport: transport),
             active: MemoryActiveAccountStore())
-        let signIn = try await accounts.loginWithClientCredentials()
+        let signIn = try await accounts.login(.clientCredentials)
         #expect(signIn.account == "service", "the client id, not the unverified token's preferred_username")
     }
 
@@ -125,7 +125,7 @@ import Testing
     @Test func theSamePersonsSignInFromBeforeAccountsIsReplaced() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let accounts = try accounts(sandbox)
-        try await accounts.authenticator.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await accounts.authenticator.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await accounts.names() == ["default"])
         _ = try await signIn(accounts, sandbox, as: "bob")
         #expect(try await accounts.names() == ["bob", "default"], "another person leaves it")
@@ -241,7 +241,7 @@ import Testing
             configuration: ProviderConfiguration(
                 issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID))
         let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let lifetime = try #require(tokens.refreshExpiresAt).timeIntervalSince(tokens.issuedAt)
         #expect(abs(lifetime - 7200) < 2)
         await sandbox.stop()

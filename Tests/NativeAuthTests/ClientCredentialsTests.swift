@@ -49,7 +49,7 @@ import Testing
                 issuer: sandbox.issuer, clientID: Self.serviceID, clientSecret: Self.serviceSecret,
                 scopes: ["openid", "api"]),
             store: store)
-        let tokens = try await auth.loginWithClientCredentials()
+        let tokens = try await auth.login(.clientCredentials)
         #expect(tokens.renewableGrant == .clientCredentials)
         #expect(tokens.refreshToken == nil)
         #expect(tokens.idToken == nil)
@@ -84,7 +84,7 @@ import Testing
             sandbox,
             ProviderConfiguration(
                 issuer: sandbox.issuer, clientID: Self.serviceID, clientSecret: Self.serviceSecret, scopes: []))
-        let tokens = try await auth.loginWithClientCredentials()
+        let tokens = try await auth.login(.clientCredentials)
         // The server forgets the token (revoked): the 401 renews it, and the retry succeeds.
         let revocation = HTTPRequest(method: .post, url: sandbox.url(.revocation))
         _ = try await sandbox.transport.send(
@@ -116,7 +116,7 @@ import Testing
         let auth = try authenticator(
             sandbox, ProviderConfiguration(issuer: sandbox.issuer, clientID: "public-client", scopes: []),
             store: store)
-        let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        let error = try await #require(throws: AuthError.self) { try await auth.login(.clientCredentials) }
         #expect(error.code == .configurationInvalid, "the client's registration does not allow it")
         #expect(error.oauthError == "unauthorized_client")
         #expect(await store.keys().isEmpty)
@@ -141,7 +141,7 @@ import Testing
             ])
         #expect(configuration.clientAssertionKey?.algorithm == algorithm.rawValue)
         let auth = try authenticator(sandbox, configuration)
-        try await auth.loginWithClientCredentials()
+        try await auth.login(.clientCredentials)
         // A second request signs a new assertion: the sandbox refuses a jti it has seen.
         try await auth.expireAccessToken()
         _ = try await auth.accessToken()
@@ -186,9 +186,9 @@ import Testing
         var configuration = try ProviderConfiguration(json: object)
         configuration.clientAssertionKey = try ClientAssertionKey(pair.privateKeyPEM)
         #expect(configuration.clientAssertionAudience == .issuer)
-        _ = try await authenticator(sandbox, configuration).loginWithClientCredentials()
+        _ = try await authenticator(sandbox, configuration).login(.clientCredentials)
         configuration.clientAssertionAudience = .tokenEndpoint
-        _ = try await authenticator(sandbox, configuration).loginWithClientCredentials()
+        _ = try await authenticator(sandbox, configuration).login(.clientCredentials)
         #expect(
             sandbox.clientAssertionAudiences == [sandbox.issuer.absoluteString, sandbox.url(.token).absoluteString])
 
@@ -233,14 +233,14 @@ import Testing
                 issuer: sandbox.issuer, clientID: Self.serviceID, scopes: [],
                 clientAssertionKey: try ClientAssertionKey(other.privateKeyPEM)),
             store: store)
-        let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        let error = try await #require(throws: AuthError.self) { try await auth.login(.clientCredentials) }
         #expect(error.oauthError == "invalid_client")
         #expect(error.message.contains("signature does not verify") || error.description.contains("invalid_client"))
         #expect(await store.keys().isEmpty)
         // Nor may it sign in with no assertion at all.
         let bare = try authenticator(
             sandbox, ProviderConfiguration(issuer: sandbox.issuer, clientID: Self.serviceID, scopes: []))
-        let refused = try await #require(throws: AuthError.self) { try await bare.loginWithClientCredentials() }
+        let refused = try await #require(throws: AuthError.self) { try await bare.login(.clientCredentials) }
         #expect(refused.oauthError == "invalid_client")
         await sandbox.stop()
     }
@@ -252,7 +252,7 @@ import Testing
             ProviderConfiguration(
                 issuer: sandbox.issuer, clientID: Self.serviceID, clientSecret: Self.serviceSecret, scopes: [],
                 clientAuthentication: .clientSecretJWT))
-        try await auth.loginWithClientCredentials()
+        try await auth.login(.clientCredentials)
         #expect(sandbox.grantCount(.clientCredentials) == 1)
         let wrong = try authenticator(
             sandbox,
@@ -260,7 +260,7 @@ import Testing
                 issuer: sandbox.issuer, clientID: Self.serviceID,
                 clientSecret: "not-the-secret-but-just-as-long-0123", scopes: [], clientAuthentication: .clientSecretJWT
             ))
-        let error = try await #require(throws: AuthError.self) { try await wrong.loginWithClientCredentials() }
+        let error = try await #require(throws: AuthError.self) { try await wrong.login(.clientCredentials) }
         #expect(error.oauthError == "invalid_client")
         // HS256 needs 32 bytes of key (RFC 7518 §3.2): a shorter secret is refused before anything is sent.
         let requests = sandbox.requestCount(.token)
@@ -269,7 +269,7 @@ import Testing
             ProviderConfiguration(
                 issuer: sandbox.issuer, clientID: Self.serviceID, clientSecret: "short", scopes: [],
                 clientAuthentication: .clientSecretJWT))
-        let refused = try await #require(throws: AuthError.self) { try await short.loginWithClientCredentials() }
+        let refused = try await #require(throws: AuthError.self) { try await short.login(.clientCredentials) }
         #expect(refused.code == .configurationInvalid)
         #expect(refused.message.contains("at least 32 bytes"))
         #expect(sandbox.requestCount(.token) == requests)
@@ -282,7 +282,7 @@ import Testing
             sandbox,
             ProviderConfiguration(
                 issuer: sandbox.issuer, clientID: Self.serviceID, scopes: [], clientAuthentication: .privateKeyJWT))
-        let error = try await #require(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        let error = try await #require(throws: AuthError.self) { try await auth.login(.clientCredentials) }
         #expect(error.code == .configurationInvalid)
         #expect(error.hint?.contains("`client_assertion_key`") == true)
         #expect(sandbox.requestCount(.token) == 0, "nothing is sent")

@@ -39,7 +39,7 @@ import Testing
         let clientID = auth.provider.configuration.clientID
         #expect(clientID.hasPrefix("dyn-"))
         #expect(auth.key.clientID == clientID, "its tokens are kept under the registered client")
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await auth.userInfo().subject == SandboxAuthorizationServer.User.alice.subject)
 
         // Another start (a new authenticator on the same store) uses the kept registration.
@@ -84,9 +84,9 @@ import Testing
 
         // The registered port signs in; another one is refused by the server as not registered.
         await #expect(throws: AuthError.self, "another port is not the registered one") {
-            try await again.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await again.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
-        try await again.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport, port: port))
+        try await again.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport, port: port)))
         #expect(try await again.currentTokens() != nil)
         await sandbox.stop()
     }
@@ -95,10 +95,10 @@ import Testing
         let sandbox = try await sandbox()
         let auth = try unregistered(sandbox, store: MemoryTokenStore())
         let login = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(login?.hint?.contains("register it first") == true, "\(String(describing: login))")
-        let service = await #expect(throws: AuthError.self) { try await auth.loginWithClientCredentials() }
+        let service = await #expect(throws: AuthError.self) { try await auth.login(.clientCredentials) }
         #expect(service?.field == "client_id")
         #expect(sandbox.requestCount(.authorization) == 0 && sandbox.requestCount(.token) == 0)
         await sandbox.stop()
@@ -138,7 +138,7 @@ import Testing
             registration.clientSecretExpiresAt
                 == Date(timeIntervalSince1970: (time.now + 3600).timeIntervalSince1970.rounded(.down)))
         #expect(!"\(registration)".contains(registration.clientSecret ?? "-"), "printing it hides the secret")
-        try await first.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await first.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(first.provider.configuration.clientAuthentication == .clientSecretBasic)
 
         time.advance(by: .seconds(3600 - 120))
@@ -151,7 +151,7 @@ import Testing
         #expect(sandbox.requestCount(.registration) == 2)
         #expect(
             try await renewed.storedRegistration(of: confidential)?.clientID == renewed.provider.configuration.clientID)
-        try await renewed.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await renewed.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await renewed.userInfo().subject == SandboxAuthorizationServer.User.alice.subject)
         await sandbox.stop()
     }
@@ -248,7 +248,7 @@ import Testing
         published.metadataDocument = sandbox.url(.clientMetadataDocument).appendingPathComponent("app")
         let auth = try await unregistered(sandbox, store: store).registeringClient(published)
         #expect(auth.provider.configuration.clientID == published.metadataDocument?.absoluteString)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await auth.userInfo().subject == SandboxAuthorizationServer.User.alice.subject)
         #expect(sandbox.requestCount(.registration) == 0)
         #expect(try await store.keys() == [auth.key], "nothing but the tokens is stored")

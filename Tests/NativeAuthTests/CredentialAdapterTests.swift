@@ -237,7 +237,7 @@ import Testing
                 configuration: ProviderConfiguration(
                     issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID, scopes: ["openid"])),
             store: MemoryTokenStore(), transport: sandbox.transport)
-        let first = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let first = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await auth.discardAccessToken("not-the-stored-token") == false)
         #expect(try await auth.currentTokens() == first)
         #expect(try await auth.discardAccessToken(first.accessToken))

@@ -35,7 +35,7 @@ import Testing
     }
 
     func login(_ auth: Authenticator, _ sandbox: SandboxAuthorizationServer) async throws -> TokenSet {
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
     }
 
     /// The header and claims of a compact JWS.
@@ -266,7 +266,7 @@ import Testing
             $0.clientSecret = secret
             $0.scopes = ["api"]
         }
-        let tokens = try await auth.loginWithClientCredentials()
+        let tokens = try await auth.login(.clientCredentials)
         #expect(tokens.tokenType == "DPoP")
         try await auth.expireAccessToken()
         #expect(try await auth.send(HTTPRequest(method: .get, url: sandbox.url(.resource))).0.status.code == 200)

@@ -90,7 +90,7 @@ private let success = TestResponse.json(
         let time = TestClock.fixed()
         let display = RecordingDisplay()
         let auth = try authenticator(server, store: store, time: time)
-        let tokens = try await auth.loginWithDevice(display: display)
+        let tokens = try await auth.login(.device(display))
         await server.server.stop()
 
         #expect(tokens.accessToken == "device-access")
@@ -121,7 +121,7 @@ private let success = TestResponse.json(
         let time = TestClock.fixed()
         let auth = try authenticator(server, store: store, time: time)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay())
+            try await auth.login(.device(RecordingDisplay()))
         }
         await server.server.stop()
         #expect(error?.code == .authorizationFailed)
@@ -137,7 +137,7 @@ private let success = TestResponse.json(
         let time = TestClock.fixed()
         let auth = try authenticator(server, store: store, time: time)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay())
+            try await auth.login(.device(RecordingDisplay()))
         }
         await server.server.stop()
         #expect(error?.code == .timeout)
@@ -162,7 +162,7 @@ private let success = TestResponse.json(
         let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay())
+            try await auth.login(.device(RecordingDisplay()))
         }
         await server.server.stop()
         #expect(error?.code == .timeout)
@@ -178,7 +178,7 @@ private let success = TestResponse.json(
         ])
         let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
-        let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
+        let tokens = try await auth.login(.device(RecordingDisplay()))
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
         #expect(time.sleptSeconds == [2, 600, 600])
@@ -192,7 +192,7 @@ private let success = TestResponse.json(
         ])
         let time = TestClock.fixed()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: time)
-        let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
+        let tokens = try await auth.login(.device(RecordingDisplay()))
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
         #expect(time.sleptSeconds == [2, 4, 9])
@@ -202,7 +202,7 @@ private let success = TestResponse.json(
         let server = try await DeviceServer.start(advertiseDeviceEndpoint: false, polls: [])
         let auth = try authenticator(server, store: MemoryTokenStore(), time: TestClock.fixed())
         let error = await #expect(throws: AuthError.self) {
-            try await auth.loginWithDevice(display: RecordingDisplay())
+            try await auth.login(.device(RecordingDisplay()))
         }
         await server.server.stop()
         #expect(error?.code == .configurationInvalid)
@@ -220,7 +220,7 @@ private let success = TestResponse.json(
             transport: server.server.transport,
             clock: time.clock
         )
-        let tokens = try await auth.loginWithDevice(display: RecordingDisplay())
+        let tokens = try await auth.login(.device(RecordingDisplay()))
         await server.server.stop()
         #expect(tokens.accessToken == "device-access")
     }
@@ -239,7 +239,7 @@ private let success = TestResponse.json(
         let server = try await DeviceServer.start(device: response, polls: [])
         let display = RecordingDisplay()
         let auth = try authenticator(server, store: MemoryTokenStore(), time: TestClock.fixed())
-        let error = await #expect(throws: AuthError.self) { try await auth.loginWithDevice(display: display) }
+        let error = await #expect(throws: AuthError.self) { try await auth.login(.device(display)) }
         await server.server.stop()
         #expect(error?.code == code)
         #expect(error?.operation == .deviceAuthorization)
@@ -257,7 +257,7 @@ private let success = TestResponse.json(
             // Between polls it waits an hour: the test ends only if cancelling cuts the wait short.
             clock: AuthClock(now: { Date() }, sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
         )
-        let waiting = Task { try await auth.loginWithDevice(display: display) }
+        let waiting = Task { try await auth.login(.device(display)) }
         while display.authorizations.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         waiting.cancel()
         let error = await #expect(throws: AuthError.self) { try await waiting.value }

@@ -320,7 +320,7 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
             provider: provider, store: MemoryTokenStore(), transport: sandbox.transport,
             logger: Logger(label: "test") { _ in handler })
         _ = try await auth.metadata()
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         // Said at debug level, once per authenticator (the metadata is loaded once); a command-line
         // tool says it once per sign-in, not on every command.
         let notes = handler.messages.value.filter { $0.1.contains("plain HTTP") }

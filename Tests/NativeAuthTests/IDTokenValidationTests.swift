@@ -176,7 +176,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         let auth = Authenticator(
             provider: try provider ?? GenericOIDCProvider(configuration: configuration), store: store,
             transport: server.server.transport)
-        return (auth, try await auth.login(presenter: approving(server)))
+        return (auth, try await auth.login(.browser(approving(server))))
     }
 
     /// Signs in and expects `id_token_invalid` with `reason` in the message, and an empty store.
@@ -187,7 +187,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
             provider: try GenericOIDCProvider(configuration: configuration), store: store,
             transport: server.server.transport)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: approving(server))
+            try await auth.login(.browser(approving(server)))
         }
         #expect(error?.code == .idTokenInvalid)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "no error")")
@@ -233,9 +233,9 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
 
         server.setKeys([try publicJWK(new, kid: "new")])
         server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: new, kid: "new")) ?? "" }
-        _ = try await auth.login(presenter: approving(server))
+        _ = try await auth.login(.browser(approving(server)))
         #expect(server.jwksRequests == 2, "one refetch for the new kid")
-        _ = try await auth.login(presenter: approving(server))
+        _ = try await auth.login(.browser(approving(server)))
         #expect(server.jwksRequests == 2, "the new key is cached")
         await server.server.stop()
     }
@@ -251,7 +251,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
         server.issue { nonce in (try? await sign(server.claims(nonce: nonce), es256: key, kid: "k1")) ?? "" }
         let signedIn = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 {
-                group.addTask { (try? await auth.login(presenter: approving(server))) != nil }
+                group.addTask { (try? await auth.login(.browser(approving(server)))) != nil }
             }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
@@ -384,7 +384,7 @@ private func handMade(header: String, claims: Claims, sign: (Data) -> [UInt8]) t
             provider: try LaxProvider(configuration: configuration), store: MemoryTokenStore(),
             transport: server.server.transport)
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: approving(server))
+            try await auth.login(.browser(approving(server)))
         }
         #expect(error?.code == .idTokenInvalid, "the claims are still checked")
         await server.server.stop()

@@ -25,7 +25,7 @@ import Testing
                 scopes: ["openid", "profile", "email"]))
         let auth = Authenticator(
             provider: provider, store: store, transport: sandbox.transport, clock: TestClock().clock)
-        let tokens = try await auth.loginWithDevice(display: Approver(sandbox: sandbox, user: user))
+        let tokens = try await auth.login(.device(Approver(sandbox: sandbox, user: user)))
         return (auth, tokens)
     }
 
@@ -96,7 +96,7 @@ import Testing
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let store = MemoryTokenStore()
         let own = try Self.authenticator(sandbox, store: store)
-        let tokens = try await own.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await own.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(tokens.endpoints["token_endpoint"] == sandbox.url(.token))
         #expect(tokens.endpoints["revocation_endpoint"] == sandbox.url(.revocation))
 
@@ -122,7 +122,7 @@ import Testing
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let store = MemoryTokenStore()
         let auth = try Self.authenticator(sandbox, store: store)
-        var tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        var tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         tokens.endpoints = [:]
         var json = try #require(tokens.storageJSON.objectValue)
         #expect(json["endpoints"] == nil, "the form stored before endpoints were kept")

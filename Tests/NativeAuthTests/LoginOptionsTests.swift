@@ -36,7 +36,7 @@ import Testing
             prompt: "login", loginHint: "bob", maxAge: 300, acrValues: ["urn:sandbox:mfa", "urn:sandbox:pwd"],
             claims: ["id_token": ["acr": ["essential": true]]], uiLocales: ["fr-CA", "en"])
         let tokens = try await authenticator(sandbox, store: store).login(
-            presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: options)
+            .browser(RedirectFollowingPresenter(transport: sandbox.transport), options: options))
         let query = sandbox.lastAuthorizationQuery
         #expect(query.first(named: "prompt") == "login")
         #expect(query.first(named: "login_hint") == "bob")
@@ -54,8 +54,9 @@ import Testing
         let store = MemoryTokenStore()
         let error = await #expect(throws: AuthError.self) {
             try await authenticator(sandbox, store: store).login(
-                presenter: RedirectFollowingPresenter(transport: sandbox.transport),
-                options: LoginOptions(acrValues: ["urn:sandbox:hardware-key"]))
+                .browser(
+                    RedirectFollowingPresenter(transport: sandbox.transport),
+                    options: LoginOptions(acrValues: ["urn:sandbox:hardware-key"])))
         }
         #expect(error?.code == .idTokenInvalid)
         #expect(
@@ -72,7 +73,7 @@ import Testing
         let store = MemoryTokenStore()
         let error = await #expect(throws: AuthError.self) {
             try await authenticator(sandbox, store: store).login(
-                presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: LoginOptions(maxAge: 60))
+                .browser(RedirectFollowingPresenter(transport: sandbox.transport), options: LoginOptions(maxAge: 60)))
         }
         #expect(error?.code == .idTokenInvalid)
         #expect(error?.message.contains("max_age 60") == true, "\(String(describing: error))")
@@ -89,7 +90,7 @@ import Testing
             _ provider: any AuthProvider, _ options: LoginOptions = LoginOptions()
         ) async throws -> [String] {
             let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: options)
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport), options: options))
             return sandbox.lastAuthorizationQuery.filter { $0.name == "prompt" }.map(\.value)
         }
         var configuration = ProviderConfiguration(
@@ -119,11 +120,12 @@ import Testing
             configuration: ProviderConfiguration(
                 issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID, scopes: ["openid"]))
         let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(sandbox.lastAuthorizationQuery.filter { $0.name == "prompt" }.map(\.value) == ["consent"])
         try await auth.login(
-            presenter: RedirectFollowingPresenter(transport: sandbox.transport),
-            options: LoginOptions(prompt: "select_account"))
+            .browser(
+                RedirectFollowingPresenter(transport: sandbox.transport),
+                options: LoginOptions(prompt: "select_account")))
         #expect(sandbox.lastAuthorizationQuery.filter { $0.name == "prompt" }.map(\.value) == ["select_account"])
         await sandbox.stop()
     }

@@ -49,7 +49,7 @@ import Testing
         let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
 
         let publicClient = try authenticator(sandbox)
-        try await publicClient.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await publicClient.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let skipped = try await publicClient.logout()
         #expect(skipped.removedTokens && !skipped.revocationAttempted && skipped.revocationError == nil)
         #expect(skipped.revocationSkipped?.contains("client_secret_basic") == true, "\(skipped)")
@@ -58,7 +58,7 @@ import Testing
 
         // A confidential client with client_secret_basic revokes as before.
         let confidential = try authenticator(sandbox, secret: "Logout-Test-Secret-0123456789")
-        try await confidential.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await confidential.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let revoked = try await confidential.logout()
         #expect(revoked.revocationAttempted && revoked.revocationError == nil && revoked.revocationSkipped == nil)
         #expect(sandbox.requestCount(.revocation) == 2, "the refresh token, then the access token")
@@ -68,7 +68,7 @@ import Testing
     @Test func aRefusedRevocationNamesItsStatusOnce() async throws {
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let auth = try authenticator(sandbox)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         sandbox.failNext(2, .revocation, with: .response(status: 401, contentType: "text/html", body: "<p>no</p>"))
         let result = try await auth.logout()
         let error = try #require(result.revocationError)

@@ -52,7 +52,7 @@ import Testing
         // Signed in over mutual TLS: the code is redeemed at the token endpoint's alias, and the
         // tokens are bound to the certificate.
         let auth = Authenticator(provider: provider, store: store, transport: presenting)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: withoutCertificate))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: withoutCertificate)))
         #expect(sandbox.aliasRequestCount(.token) == 1)
         #expect(sandbox.requestCount(.token) == 1)
         let tokens = try #require(try await auth.currentTokens())

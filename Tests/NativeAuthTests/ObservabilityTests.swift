@@ -78,7 +78,7 @@ import Tracing
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let recorded = Recorded()
         let auth = try authenticator(sandbox, store: MemoryTokenStore(), recorded.observability)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
 
         #expect(recorded.spans("nativeauth.discovery").count == 1)
         let request = try #require(recorded.spans("nativeauth.token_request").only)
@@ -107,7 +107,7 @@ import Tracing
         let recorded = Recorded()
         let first = try authenticator(sandbox, store: store, recorded.observability)
         let second = try authenticator(sandbox, store: store, recorded.observability)
-        let signedIn = try await first.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let signedIn = try await first.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         _ = try await second.accessToken()  // both hold the set in memory
         try await first.expireAccessToken()
         recorded.tracer.clearAll()
@@ -168,7 +168,7 @@ import Tracing
         let sandbox = try await SandboxAuthorizationServer.start(.init(autoApprove: true), mode: .inMemory)
         let recorded = Recorded()
         let auth = try authenticator(sandbox, store: MemoryTokenStore(), recorded.observability)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         try await auth.expireRefreshToken()
         try await auth.expireAccessToken()
         await #expect(throws: AuthError.self) { try await auth.accessToken() }
@@ -194,7 +194,7 @@ import Tracing
         let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
         let recorded = Recorded()
         let auth = try authenticator(sandbox, store: MemoryTokenStore(), recorded.observability)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let atServer = try #require(recorded.spans("nativeauth.dpop_nonce_retry").only)
         #expect(atServer.attributes.get(TraceSpan.Attribute.server) == .string("authorization"))
         #expect(atServer.attributes.get(TraceSpan.Attribute.oauthError) == .string("use_dpop_nonce"))
@@ -220,7 +220,7 @@ import Tracing
         let sandbox = try await SandboxAuthorizationServer.start(configuration, mode: .inMemory)
         let recorded = Recorded()
         let auth = try authenticator(sandbox, store: MemoryTokenStore(), recorded.observability)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let request = HTTPRequest(method: .get, url: sandbox.url(.resource))
         let presenter = RedirectFollowingPresenter(transport: sandbox.transport)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in

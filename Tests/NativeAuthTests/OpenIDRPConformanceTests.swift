@@ -41,7 +41,7 @@ import Testing
         }
 
         func login(_ options: LoginOptions = LoginOptions()) async throws -> TokenSet {
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: options)
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport), options: options))
         }
 
         /// The sign-in is refused with an `id_token_invalid` error saying `reason`, and nothing is stored.
@@ -384,7 +384,7 @@ import Testing
         #expect(sandbox.requestCount(.registration) == 1)
         #expect(
             auth.provider.configuration.idTokenSigningAlgorithm == "ES256", "the registered algorithm, and no other")
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await auth.currentTokens()?.subject == SandboxAuthorizationServer.User.alice.subject)
         await sandbox.stop()
     }

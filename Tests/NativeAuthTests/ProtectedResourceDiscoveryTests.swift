@@ -25,7 +25,7 @@ import Testing
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration), store: store,
             transport: sandbox.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         return auth
     }
 

@@ -36,8 +36,7 @@ import Testing
         let sandbox = try await sandbox { $0.dpopSigningAlgorithms = ["ES256"] }
         let auth = try authenticator(sandbox)
         let tokens = try await auth.login(
-            presenter: RedirectFollowingPresenter(transport: sandbox.transport), options: LoginOptions(loginHint: "bob")
-        )
+            .browser(RedirectFollowingPresenter(transport: sandbox.transport), options: LoginOptions(loginHint: "bob")))
         #expect(sandbox.requestCount(.pushedAuthorization) == 1)
         // The URL holds the reference, and repeats only what OIDC Core §6.2 asks for: no state, nonce,
         // PKCE challenge, dpop_jkt or hint.
@@ -67,7 +66,7 @@ import Testing
             $0.requiresDPoPNonce = true
         }
         let auth = try authenticator(sandbox)
-        let tokens = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let tokens = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(sandbox.requestCount(.pushedAuthorization) == 2, "once for the nonce, once with it")
         let key = try #require(tokens.dpopKey)
         #expect(sandbox.lastAuthorizationQuery.first(named: "dpop_jkt") == key.thumbprint, "the code is bound to it")
@@ -87,7 +86,7 @@ import Testing
             $0.clientID = "web"
             $0.clientSecret = secret
         }
-        _ = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        _ = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(sandbox.requestCount(.pushedAuthorization) == 1)
 
         let wrong = try authenticator(sandbox) {
@@ -95,7 +94,7 @@ import Testing
             $0.clientSecret = "not-the-secret"
         }
         let error = await #expect(throws: AuthError.self) {
-            try await wrong.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await wrong.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(error?.oauthError == "invalid_client")
         #expect(error?.operation == .pushedAuthorization)
@@ -107,13 +106,13 @@ import Testing
     @Test func aServerThatRequiresPushingGetsItWhateverTheConfigurationSays() async throws {
         let sandbox = try await sandbox { $0.requiresPushedAuthorizationRequests = true }
         let auth = try authenticator(sandbox) { $0.pushedAuthorizationRequests = .disabled }
-        _ = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        _ = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(sandbox.requestCount(.pushedAuthorization) == 1)
 
         // Off where the server does not require it: the parameters go in the URL.
         let optional = try await self.sandbox()
         let off = try authenticator(optional) { $0.pushedAuthorizationRequests = .disabled }
-        _ = try await off.login(presenter: RedirectFollowingPresenter(transport: optional.transport))
+        _ = try await off.login(.browser(RedirectFollowingPresenter(transport: optional.transport)))
         #expect(optional.requestCount(.pushedAuthorization) == 0)
         #expect(optional.lastBrowserQuery.first(named: "code_challenge") != nil)
         await sandbox.stop()
@@ -124,7 +123,7 @@ import Testing
         let sandbox = try await sandbox { $0.pushedAuthorizationRequests = false }
         let auth = try authenticator(sandbox) { $0.pushedAuthorizationRequests = .required }
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(error?.code == .configurationInvalid)
         #expect(error?.field == "pushed_authorization_requests")
@@ -143,7 +142,7 @@ import Testing
         sandbox.failNext(
             1, .pushedAuthorization, with: .response(status: 201, contentType: "application/json", body: body))
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(error?.code == .responseMalformed, "\(String(describing: error))")
         #expect(error?.message.contains("RFC 9126") == true)
@@ -159,7 +158,7 @@ import Testing
             1, .pushedAuthorization,
             with: .response(status: 502, contentType: "text/html", body: "<html><body>Bad gateway</body></html>"))
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(error?.code == .serverError, "\(String(describing: error))")
         #expect(error?.operation == .pushedAuthorization)
@@ -171,7 +170,7 @@ import Testing
         let sandbox = try await sandbox(clock: time.clock) { $0.pushedRequestLifetime = .seconds(30) }
         let auth = try authenticator(sandbox, clock: time.clock)
         let slow = SlowPresenter(inner: RedirectFollowingPresenter(transport: sandbox.transport), time: time)
-        let error = await #expect(throws: AuthError.self) { try await auth.login(presenter: slow) }
+        let error = await #expect(throws: AuthError.self) { try await auth.login(.browser(slow)) }
         #expect(error?.code == .authorizationFailed)
         #expect(error?.oauthError == "invalid_request_uri")
         #expect(error?.message.contains("had expired") == true, "\(String(describing: error))")

@@ -151,7 +151,7 @@ import Testing
                 issuer: sandbox.issuer, clientID: "confidential", clientSecret: secret,
                 scopes: ["openid"], clientAuthentication: .clientSecretPost))
         let auth = Authenticator(provider: provider, store: MemoryTokenStore(), transport: sandbox.transport)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         let refreshToken = try #require(try await auth.currentTokens()?.refreshToken)
         let echo =
             #"{"error": "invalid_request", "error_description": "client_secret \#(secret), refresh_token \#(refreshToken)"}"#

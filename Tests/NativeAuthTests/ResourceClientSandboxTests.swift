@@ -137,12 +137,19 @@ import Testing
             }
         }
         _ = try await resources.send(HTTPRequest(method: .get, url: mcp))
+        /// A new operation's 403 for want of `scope`, as the step-up plan reads it.
+        @Sendable func steppingUp(_ scope: String) async throws -> ResourceToken? {
+            var refusal = HTTPResponse(status: .forbidden)
+            refusal.headerFields[.wwwAuthenticate] = #"Bearer error="insufficient_scope", scope=""# + scope + "\""
+            var plan = StepUpPlan()
+            return try await resources.steppingUp(for: mcp, answering: refusal, plan: &plan)
+        }
         let authorizations = sandbox.requestCount(.authorization)
         // Not agreed: no sign-in, nothing more asked.
-        #expect(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]) == nil)
+        #expect(try await steppingUp("tools:admin") == nil)
         #expect(sandbox.requestCount(.authorization) == authorizations)
         // Agreed: one sign-in for the union.
-        let token = try #require(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]))
+        let token = try #require(try await steppingUp("tools:admin"))
         #expect(token.scopes.contains("tools:admin"), "\(token.scopes)")
         #expect(sandbox.requestCount(.authorization) == authorizations + 1)
         #expect(sandbox.requestCount(.registration) == 2, "registered again: the first was for openid alone")
@@ -150,13 +157,13 @@ import Testing
         // Four callers refused at once for another scope: one step-up, which the others use.
         let before = sandbox.requestCount(.authorization)
         let tokens = try await withThrowingTaskGroup(of: ResourceToken?.self) { group in
-            for _ in 0..<4 { group.addTask { try await resources.steppingUp(for: mcp, missing: ["email"]) } }
+            for _ in 0..<4 { group.addTask { try await steppingUp("email") } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(tokens.allSatisfy { $0?.scopes.contains("email") == true }, "\(tokens)")
         #expect(sandbox.requestCount(.authorization) == before + 1, "one step-up for four callers")
         // The sign-in holds it now: nothing is missing, nothing is asked.
-        #expect(try await resources.steppingUp(for: mcp, missing: ["tools:admin"]) == nil)
+        #expect(try await steppingUp("tools:admin") == nil)
         #expect(asked.withLockedValue { $0.count } == 3, "asked once for tools:admin after a no, once for email")
         #expect(try await records.knownResources().first?.scopes.contains("tools:admin") == true)
     }

@@ -32,7 +32,7 @@ import Testing
         let auth = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration), store: store,
             transport: sandbox.transport, clock: clock)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         return auth
     }
 
@@ -186,9 +186,9 @@ import Testing
                     issuer: sandbox.issuer, clientID: "svc", clientSecret: "svc-secret-0123456789abcdef",
                     scopes: ["api"])),
             store: MemoryTokenStore(), transport: sandbox.transport, clock: time.clock)
-        try await auth.loginWithClientCredentials()
+        try await auth.login(.clientCredentials)
         let search = sandbox.resourceURL("search")
-        let (response, body) = try await auth.send(HTTPRequest(method: .get, url: search), for: search)
+        let (response, body) = try await auth.send(HTTPRequest(method: .get, url: search), for: .resource(search))
         #expect(response.status.code == 200, "\(String(decoding: body, as: UTF8.self))")
         #expect(sandbox.issuedAudiences == [[], [search.absoluteString]])
         time.advance(by: .seconds(7200))
@@ -206,7 +206,7 @@ import Testing
         let mail = sandbox.resourceURL("mail")
         let stale = try await auth.accessToken(for: mail)
         sandbox.revokeAccessTokens()
-        let (response, _) = try await auth.send(HTTPRequest(method: .get, url: mail), for: mail)
+        let (response, _) = try await auth.send(HTTPRequest(method: .get, url: mail), for: .resource(mail))
         #expect(response.status.code == 200)
         #expect(try await auth.accessToken(for: mail) != stale)
         #expect(sandbox.grantCount(.refreshToken) == 2)

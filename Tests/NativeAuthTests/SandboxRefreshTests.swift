@@ -14,13 +14,14 @@ import Testing
         let auth = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
         switch sandbox.mode {
         case .inMemory:
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         case .live:
             try await auth.login(
-                presenter: LoopbackPresenter(
-                    configuration: .init(
-                        timeout: .seconds(30), opener: RedirectFollowingBrowser(), output: ConsoleOutput { _ in })
-                ))
+                .browser(
+                    LoopbackPresenter(
+                        configuration: .init(
+                            timeout: .seconds(30), opener: RedirectFollowingBrowser(), output: ConsoleOutput { _ in })
+                    )))
         }
         return auth
     }
@@ -46,7 +47,7 @@ import Testing
             let auth = Authenticator(
                 provider: try provider(sandbox), store: MemoryTokenStore(), transport: sandbox.transport,
                 clock: clock.clock)
-            let first = try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            let first = try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
             #expect(try await auth.tokensWithValidIDToken().idToken == first.idToken)
             clock.advance(by: .seconds(280))  // the ID token has 20 s left, the access token 55 minutes
             if issuesIDTokens {
@@ -118,7 +119,7 @@ import Testing
         let store = FileTokenStore(directory: directory.path + "/store")
         let longRunning = Authenticator(
             provider: try provider(sandbox), store: store, transport: sandbox.transport, clock: time.clock)
-        try await longRunning.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await longRunning.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         _ = try await longRunning.accessToken()
 
         let other = Authenticator(provider: try provider(sandbox), store: store, transport: sandbox.transport)
@@ -134,7 +135,7 @@ import Testing
         #expect(try await longRunning.currentTokens() == nil)
         #expect(sandbox.grantCount(.refreshToken) == 0, "no refresh token was sent after the logout")
 
-        let again = try await other.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        let again = try await other.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(try await longRunning.accessToken() == again.accessToken, "the new sign-in counts at once")
         await sandbox.stop()
     }

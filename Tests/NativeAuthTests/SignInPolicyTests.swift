@@ -37,7 +37,7 @@ private struct SilentAboutPKCE: AuthProvider {
         let lenient = Authenticator(
             provider: try SilentAboutPKCE(configuration: Self.configuration(sandbox)), store: MemoryTokenStore(),
             transport: sandbox.transport, logger: Logger(label: "test") { _ in handler })
-        try await lenient.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await lenient.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         #expect(handler.messages.value.contains { $0.0 == .warning && $0.1.contains("does not announce PKCE") })
 
         let strict = Authenticator(
@@ -45,7 +45,7 @@ private struct SilentAboutPKCE: AuthProvider {
             store: MemoryTokenStore(), transport: sandbox.transport)
         sandbox.resetCounts()
         let error = await #expect(throws: AuthError.self) {
-            try await strict.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await strict.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(error?.code == .configurationInvalid && error?.field == "require_pkce")
         #expect(sandbox.requestCount(.authorization) == 0, "nothing was presented")
@@ -65,7 +65,7 @@ private struct SilentAboutPKCE: AuthProvider {
         let answer = #"{"access_token": "an-access-token-without-id", "token_type": "Bearer", "expires_in": 3600}"#
         sandbox.failNext(1, .token, with: .response(status: 200, contentType: "application/json", body: answer))
         let error = await #expect(throws: AuthError.self) {
-            try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+            try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         }
         #expect(error?.code == .idTokenInvalid)
         #expect(error?.message.contains("no ID token") == true)

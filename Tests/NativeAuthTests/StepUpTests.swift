@@ -27,7 +27,7 @@ import Testing
                     issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
                     scopes: ["openid", "profile"])),
             store: MemoryTokenStore(), transport: sandbox.transport, clock: clock)
-        try await auth.login(presenter: RedirectFollowingPresenter(transport: sandbox.transport))
+        try await auth.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
         return auth
     }
 

@@ -49,7 +49,7 @@ import Testing
             try federated.token(subject: Self.subject, audience: audience, issuedAt: time.now, lifetime: 60), to: path)
         let store = MemoryTokenStore()
         let auth = try authenticator(sandbox, .tokenExchange(subject: .file(path)), store: store)
-        let tokens = try await auth.loginAsWorkload()
+        let tokens = try await auth.login(.workload)
         #expect(tokens.renewableGrant == .tokenExchange)
         #expect(tokens.refreshToken == nil)
         #expect(tokens.scopes == ["api"])
@@ -78,7 +78,7 @@ import Testing
         let token = try stranger.token(subject: Self.subject, audience: sandbox.issuer.absoluteString)
         let store = MemoryTokenStore()
         let auth = try authenticator(sandbox, .tokenExchange(subject: .value(token)), store: store)
-        let error = try await #require(throws: AuthError.self) { try await auth.loginAsWorkload() }
+        let error = try await #require(throws: AuthError.self) { try await auth.login(.workload) }
         #expect(error.oauthError == "invalid_grant")
         #expect(error.oauthErrorDescription?.contains("signature does not verify") == true)
         #expect(error.message.contains("subject token"))
@@ -92,7 +92,7 @@ import Testing
         let path = directory.path + "/assertion"
         try write(try federated.token(subject: Self.subject, audience: sandbox.url(.token).absoluteString), to: path)
         let auth = try authenticator(sandbox, .jwtBearer(.command(line: "/bin/cat '\(path)'")))
-        let tokens = try await auth.loginAsWorkload()
+        let tokens = try await auth.login(.workload)
         #expect(tokens.renewableGrant == .jwtBearer)
         #expect(sandbox.grantCount(.jwtBearer) == 1)
         #expect(sandbox.federatedSubjects == [Self.subject])
@@ -120,7 +120,7 @@ import Testing
         for (source, code, text) in cases {
             let store = MemoryTokenStore()
             let auth = try authenticator(sandbox, .tokenExchange(subject: source), store: store)
-            let error = try await #require(throws: AuthError.self) { try await auth.loginAsWorkload() }
+            let error = try await #require(throws: AuthError.self) { try await auth.login(.workload) }
             #expect(error.code == code, "\(source)")
             #expect(error.message.contains(text), "\(error.message)")
             #expect(!error.message.contains("not-this"))
@@ -155,7 +155,7 @@ import Testing
             let auth = try authenticator(
                 sandbox, .tokenExchange(subject: .command(["/bin/sh", "-c", script], timeout: .seconds(1))))
             let started = ContinuousClock.now
-            let error = try await #require(throws: AuthError.self) { try await auth.loginAsWorkload() }
+            let error = try await #require(throws: AuthError.self) { try await auth.login(.workload) }
             let took = ContinuousClock.now - started
             #expect(error.code == .timeout && error.message.contains("was stopped"), "\(script): \(error)")
             #expect(
@@ -192,7 +192,7 @@ import Testing
         let sandbox = try await sandbox()
         let token = try federated.token(subject: Self.subject, audience: sandbox.issuer.absoluteString)
         let store = MemoryTokenStore()
-        try await authenticator(sandbox, .tokenExchange(subject: .value(token)), store: store).loginAsWorkload()
+        try await authenticator(sandbox, .tokenExchange(subject: .value(token)), store: store).login(.workload)
         // Another program with the same client but no subject token configured.
         let other = try authenticator(sandbox, nil, store: store)
         try await other.expireAccessToken()
@@ -221,16 +221,16 @@ import Testing
         let auth = try authenticator(
             sandbox,
             .tokenExchange(subject: .gitHubActions(audience: "sandbox-audience", environment: environment)))
-        try await auth.loginAsWorkload()
+        try await auth.login(.workload)
         #expect(sandbox.federatedSubjects == ["repo:acme/app:ref:refs/heads/main"])
 
         let outside = try authenticator(sandbox, .tokenExchange(subject: .gitHubActions(environment: [:])))
-        let error = try await #require(throws: AuthError.self) { try await outside.loginAsWorkload() }
+        let error = try await #require(throws: AuthError.self) { try await outside.login(.workload) }
         #expect(error.code == .configurationInvalid)
         #expect(error.hint?.contains("id-token: write") == true)
         let refused = try authenticator(
             sandbox, .tokenExchange(subject: .gitHubActions(audience: "other", environment: environment)))
-        let refusal = try await #require(throws: AuthError.self) { try await refused.loginAsWorkload() }
+        let refusal = try await #require(throws: AuthError.self) { try await refused.login(.workload) }
         #expect(refusal.message.contains("refused the OIDC token request (HTTP 401)"))
         #expect(!refusal.description.contains("runner-request-token"))
         await runner.stop()

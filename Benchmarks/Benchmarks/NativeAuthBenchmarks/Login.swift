@@ -53,7 +53,7 @@ func loginBenchmarks() {
         let start = clock.now
         _ = try await auth.metadata()
         let discovered = clock.now
-        _ = try await auth.login(presenter: presenter)
+        _ = try await auth.login(.browser(presenter))
         let end = clock.now
         benchmark.stopMeasurement()
 

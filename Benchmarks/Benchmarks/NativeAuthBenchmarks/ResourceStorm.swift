@@ -74,7 +74,7 @@ func resourceStormBenchmarks() {
                         configuration: ProviderConfiguration(
                             issuer: sandbox.issuer, clientID: "service", clientSecret: secret, scopes: ["api"])),
                     store: MemoryTokenStore(), transport: StandardTransport.platformDefault(), logger: quiet)
-                try await auth.loginWithClientCredentials()
+                try await auth.login(.clientCredentials)
                 clientStorm.set(ResourceState(sandbox: sandbox, auth: auth, resources: []))
             },
             teardown: {

@@ -56,7 +56,7 @@ func signedIn(
     let auth = Authenticator(
         provider: try sandboxProvider(sandbox, dpop: dpop), store: store, transport: transport, logger: quiet,
         observability: observability)
-    try await auth.login(presenter: scriptedBrowser())
+    try await auth.login(.browser(scriptedBrowser()))
     return auth
 }
 

@@ -54,7 +54,7 @@ struct NotesClient {
         let authenticator = Authenticator(
             provider: provider, store: FileTokenStore(directory: value("--store")), transport: http)
         if try await authenticator.currentTokens() == nil {
-            try await authenticator.login(presenter: LoopbackPresenter())
+            try await authenticator.login(.browser(LoopbackPresenter()))
         }
 
         let client = Client(

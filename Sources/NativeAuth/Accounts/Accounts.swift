@@ -155,46 +155,49 @@ public struct Accounts: Sendable {
 
     // MARK: - Signing in and out
 
-    /// Signs in through `presenter` and keeps the tokens as the account `name`, or, without one,
-    /// as the account named after who signed in. Signing in as a stored account replaces its
-    /// tokens; so does signing in as the person of the `default` account (a sign-in stored before
-    /// accounts had names), which this account replaces. The first account becomes the active
-    /// one; later ones leave the active one as it is.
+    /// Signs in with `method` (see ``Authenticator/login(_:scopes:)``) and keeps the tokens as the
+    /// account `name`, or, without one, as the account named after who signed in (for a client or
+    /// a workload, the client id). Signing in as a stored account replaces its tokens; so does
+    /// signing in as the person of the `default` account (a sign-in stored before accounts had
+    /// names), which this account replaces. The first account becomes the active one; later ones
+    /// leave the active one as it is.
     ///
     /// - Throws: ``AuthError``; nothing is stored unless every step succeeded.
+    @discardableResult
+    public func login(_ method: SignInMethod, scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
+        if let name { try Self.validate(name: name) }
+        return try await keep(try await authenticator.newSignIn(method, scopes: scopes), name: name)
+    }
+
+    /// Signs in through `presenter` and keeps the tokens as ``login(_:scopes:name:)`` does.
+    @available(*, deprecated, message: "use login(.browser(presenter, options:), scopes:name:)")
     public func login(
         presenter: any UserAgentPresenter, scopes: [String]? = nil, name: String? = nil,
         options: LoginOptions = LoginOptions()
     ) async throws -> SignIn {
-        if let name { try Self.validate(name: name) }
-        return try await keep(
-            try await authenticator.signIn(presenter: presenter, scopes: scopes, options: options), name: name)
+        try await login(.browser(presenter, options: options), scopes: scopes, name: name)
     }
 
-    /// Signs in with the device authorization grant (see ``Authenticator/loginWithDevice(display:scopes:)``)
-    /// and keeps the tokens as ``login(presenter:scopes:name:options:)`` does.
+    /// Signs in with the device authorization grant and keeps the tokens as ``login(_:scopes:name:)`` does.
+    @available(*, deprecated, message: "use login(.device(display), scopes:name:)")
     public func loginWithDevice(
         display: any DeviceCodeDisplay = TerminalDeviceCodeDisplay(),
         scopes: [String]? = nil,
         name: String? = nil
     ) async throws -> SignIn {
-        if let name { try Self.validate(name: name) }
-        return try await keep(try await authenticator.signInWithDevice(display: display, scopes: scopes), name: name)
+        try await login(.device(display), scopes: scopes, name: name)
     }
 
-    /// Gets tokens for the client itself (see ``Authenticator/loginWithClientCredentials(scopes:)``)
-    /// and keeps them as ``login(presenter:scopes:name:options:)`` does: under `name`, by default the client id.
+    /// Gets tokens for the client itself and keeps them as ``login(_:scopes:name:)`` does.
+    @available(*, deprecated, message: "use login(.clientCredentials, scopes:name:)")
     public func loginWithClientCredentials(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
-        if let name { try Self.validate(name: name) }
-        return try await keep(try await authenticator.signInWithClientCredentials(scopes: scopes), name: name)
+        try await login(.clientCredentials, scopes: scopes, name: name)
     }
 
-    /// Gets tokens with the configuration's workload grant (see
-    /// ``Authenticator/loginAsWorkload(scopes:)``) and keeps them as ``login(presenter:scopes:name:options:)``
-    /// does: under `name`, by default the client id.
+    /// Gets tokens with the configuration's workload grant and keeps them as ``login(_:scopes:name:)`` does.
+    @available(*, deprecated, message: "use login(.workload, scopes:name:)")
     public func loginAsWorkload(scopes: [String]? = nil, name: String? = nil) async throws -> SignIn {
-        if let name { try Self.validate(name: name) }
-        return try await keep(try await authenticator.signInAsWorkload(scopes: scopes), name: name)
+        try await login(.workload, scopes: scopes, name: name)
     }
 
     private func keep(_ signIn: NewSignIn, name: String?) async throws -> SignIn {
@@ -212,7 +215,7 @@ public struct Accounts: Sendable {
         if account != TokenKey.defaultAccount, let subject = kept.subject {
             let legacy = authenticator.forAccount(TokenKey.defaultAccount)
             if try await authenticator.store.load(legacy.key)?.subject == subject {
-                _ = try await legacy.lifecycle.remove()
+                _ = try await legacy.holder.owner().remove()
                 if active == TokenKey.defaultAccount { active = account }
             }
         }

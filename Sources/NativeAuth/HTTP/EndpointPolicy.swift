@@ -7,7 +7,7 @@ public import Foundation
 /// a resolver that answers for it) decides where the request goes (RFC 8252 §8.3). Even on
 /// `127.0.0.1` a port is not an authenticated channel on a shared machine: another user may have
 /// bound it first; ``Authenticator`` logs a warning once when its provider is reached that way.
-@_spi(Provider) public enum EndpointPolicy {
+public enum EndpointPolicy {
     /// Whether `host` is an IP literal of this machine's loopback interface: `127.0.0.0/8` or `::1`
     /// (not the name `localhost`).
     public static func isLoopback(host: String) -> Bool {

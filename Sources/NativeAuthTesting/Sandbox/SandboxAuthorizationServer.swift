@@ -13,7 +13,7 @@ public import NativeAuth
 ///     issuer: sandbox.issuer, clientID: SandboxAuthorizationServer.Client.defaultID,
 ///     scopes: ["openid", "profile", "email"]))
 /// let auth = Authenticator(provider: provider, store: MemoryTokenStore())
-/// try await auth.login(presenter: LoopbackPresenter(configuration: .init(opener: RedirectFollowingBrowser())))
+/// try await auth.login(.browser(LoopbackPresenter(configuration: .init(opener: RedirectFollowingBrowser()))))
 /// #expect(sandbox.requestCount(.token) == 1)
 /// await sandbox.stop()
 /// ```

@@ -86,8 +86,9 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
         return asked.url?.absoluteString == resource.absoluteString
     }
 
-    /// Whether `resource` is `url`, or a parent of it, on the same origin.
-    package static func covers(_ resource: URL, _ url: URL) -> Bool {
+    /// Whether `resource` is `url`, or a parent of it, on the same origin: whether a token for
+    /// `resource` may go to `url`.
+    public static func covers(_ resource: URL, _ url: URL) -> Bool {
         guard resource.scheme?.lowercased() == url.scheme?.lowercased(),
             resource.host?.lowercased() == url.host?.lowercased(), resource.port == url.port
         else { return false }
