@@ -115,7 +115,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -124,7 +123,6 @@ let package = Package(
         .target(
             name: "NativeAuth",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "LenientJSON",
                 "CNativeAuthPOSIX",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -144,7 +142,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(
@@ -172,7 +169,6 @@ let package = Package(
                 "CNativeAuthPOSIX",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -206,7 +202,6 @@ let package = Package(
         .target(
             name: "NativeAuthCommands",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "NativeAuth",
                 "NativeAuthAWS",
                 "CNativeAuthPOSIX",
@@ -337,7 +332,6 @@ let package = Package(
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(
@@ -384,7 +378,6 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The client swift-openapi-generator 1.14.3 made of Samples/NotesClient/openapi.yaml

@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 internal import NativeAuth
+internal import Synchronization
 
 /// The AsyncHTTPClient clients the transports of a process create for themselves: one for each
 /// proxy and TLS setting, created when a transport first needs it and shared by every
@@ -35,7 +35,7 @@ final class SharedHTTPClients: Sendable {
 
     /// How long a client without leases waits before it is shut down.
     let idleShutdown: Duration
-    private let clients = NIOLockedValueBox<[Key: Entry]>([:])
+    private let clients = Mutex<[Key: Entry]>([:])
 
     init(idleShutdown: Duration) { self.idleShutdown = idleShutdown }
 
@@ -45,7 +45,7 @@ final class SharedHTTPClients: Sendable {
     /// - Throws: `AuthError.Code.configurationInvalid` naming the file when a CA file, trust
     ///   store, client certificate or key cannot be read or used.
     func client(for key: Key, held: Bool) throws -> HTTPClient {
-        if let client = clients.withLockedValue({ clients -> HTTPClient? in
+        if let client = clients.withLock({ clients -> HTTPClient? in
             guard let entry = clients[key] else { return nil }
             if !held { clients[key]?.leases += 1 }
             return entry.client
@@ -53,7 +53,7 @@ final class SharedHTTPClients: Sendable {
             return client
         }
         let configuration = try Self.configuration(proxy: key.proxy, tls: key.tls)
-        let (client, unused) = clients.withLockedValue { clients -> (HTTPClient, HTTPClient?) in
+        let (client, unused) = clients.withLock { clients -> (HTTPClient, HTTPClient?) in
             let made = HTTPClient(
                 eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration,
                 backgroundActivityLogger: Logger(
@@ -73,7 +73,7 @@ final class SharedHTTPClients: Sendable {
     /// Gives back a lease on each of `keys`; a client left without leases is shut down after
     /// ``idleShutdown``, unless a transport leased it again meanwhile.
     func release(_ keys: some Sequence<Key>) {
-        let idle = clients.withLockedValue { clients -> [(Key, Int)] in
+        let idle = clients.withLock { clients -> [(Key, Int)] in
             var idle: [(Key, Int)] = []
             for key in keys {
                 guard var entry = clients[key] else { continue }
@@ -88,7 +88,7 @@ final class SharedHTTPClients: Sendable {
         }
         guard !idle.isEmpty else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + idleShutdown.timeInterval) { [self] in
-            let finished = clients.withLockedValue { clients -> [HTTPClient] in
+            let finished = clients.withLock { clients -> [HTTPClient] in
                 idle.compactMap { key, since in
                     guard let entry = clients[key], entry.leases == 0, entry.idleSince == since else { return nil }
                     clients[key] = nil
@@ -103,7 +103,7 @@ final class SharedHTTPClients: Sendable {
     /// left without leases: a transport that stops with its service group
     /// (``AsyncHTTPClientTransport/shutdown()``).
     func releaseNow(_ keys: some Sequence<Key>) async {
-        let finished = clients.withLockedValue { clients -> [HTTPClient] in
+        let finished = clients.withLock { clients -> [HTTPClient] in
             var finished: [HTTPClient] = []
             for key in keys {
                 guard var entry = clients[key] else { continue }
@@ -122,7 +122,7 @@ final class SharedHTTPClients: Sendable {
 
     /// How many leases `key`'s client has, and whether it runs.
     func state(of key: Key) -> (leases: Int, running: Bool) {
-        clients.withLockedValue { ($0[key]?.leases ?? 0, $0[key] != nil) }
+        clients.withLock { ($0[key]?.leases ?? 0, $0[key] != nil) }
     }
 
     private static func configuration(proxy: ProxyServer?, tls: TLSSettings) throws -> HTTPClient.Configuration {

@@ -1,7 +1,6 @@
 public import ArgumentParser
 internal import Foundation
 internal import Logging
-internal import NIOConcurrencyHelpers
 internal import NativeAuth
 internal import NativeAuthAgent
 internal import NativeAuthKeyring
@@ -240,9 +239,8 @@ extension CommandOptions {
         let named = configured.selection.account
         var account = named?.name ?? TokenKey.defaultAccount
         if use != .none {
-            func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
             let served = try await agent.accounts()
-            let matching = served.filter { trimmed($0.issuer) == trimmed(issuer) }
+            let matching = served.filter { IssuerIdentifier($0.issuer) == IssuerIdentifier(issuer) }
             if let named {
                 guard matching.contains(where: { $0.name == named.name }) else {
                     let other = served.first { $0.name == named.name }

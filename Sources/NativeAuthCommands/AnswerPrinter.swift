@@ -1,6 +1,6 @@
 internal import Foundation
-internal import NIOConcurrencyHelpers
 internal import NativeAuth
+internal import Synchronization
 
 /// Prints an API's answer on standard output as it arrives: byte for byte to a pipe or a file (and
 /// with `--raw`); to a terminal a line at a time, its control characters shown as text, so that an
@@ -8,7 +8,7 @@ internal import NativeAuth
 final class AnswerPrinter: Sendable {
     private let showsControlCharacters: Bool
     /// The start of a line whose end has not come yet (terminal only).
-    private let pending = NIOLockedValueBox(Data())
+    private let pending = Mutex(Data())
 
     /// - Parameter raw: Whether the answer goes out byte for byte also to a terminal.
     init(raw: Bool) {
@@ -21,7 +21,7 @@ final class AnswerPrinter: Sendable {
             FileHandle.standardOutput.write(piece)
             return
         }
-        let lines: Data? = pending.withLockedValue { pending in
+        let lines: Data? = pending.withLock { pending in
             pending.append(piece)
             guard let end = pending.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
             let complete = pending[..<pending.index(after: end)]
@@ -33,7 +33,7 @@ final class AnswerPrinter: Sendable {
 
     /// Prints what is left of the last line.
     func finish() {
-        let rest = pending.withLockedValue { pending in
+        let rest = pending.withLock { pending in
             defer { pending = Data() }
             return pending
         }

@@ -1,8 +1,8 @@
 internal import ArgumentParser
 internal import Foundation
 package import Logging
-internal import NIOConcurrencyHelpers
 package import NativeAuth
+internal import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -51,12 +51,12 @@ package enum CommandSupport {
     {
         let task = Task { try await body() }
         let signals = [SIGINT, SIGTERM]
-        let received = NIOLockedValueBox(0)
+        let received = Mutex(0)
         let sources = signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                let count = received.withLockedValue { count in
+                let count = received.withLock { count in
                     count += 1
                     return count
                 }

@@ -160,9 +160,9 @@ public struct LogoutCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
         let prepared = try await options.prepare(for: ResourceTarget(known))
         let shared = all.contains {
             $0.resource != known.resource && $0.account == known.account
-                && $0.issuer.absoluteString == known.issuer.absoluteString
+                && IssuerIdentifier.same($0.issuer, known.issuer)
         }
-        let own = options.configuredIssuer()?.absoluteString != known.issuer.absoluteString
+        let own = options.configuredIssuer().map { !IssuerIdentifier.same($0, known.issuer) } ?? true
         var signedOut = false
         if !shared, own, try await prepared.accounts.names().contains(known.account) {
             let result = try await prepared.accounts.logout(known.account)

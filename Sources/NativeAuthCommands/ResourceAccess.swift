@@ -93,7 +93,7 @@ extension CommandOptions {
         if flag(.metadataOrder) == nil { settings[Setting.metadataOrder.key] = MetadataOrder.oauth.rawValue }
         if flag(.scope) == nil { settings[Setting.scope.key] = target.scopes.joined(separator: " ") }
         if let configured = configuredIssuer(environment: environment),
-            configured.absoluteString != target.issuer.absoluteString
+            !IssuerIdentifier.same(configured, target.issuer)
         {
             for key in APIDestination.clientCredentialKeys { settings[key] = "" }
             environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"] = nil

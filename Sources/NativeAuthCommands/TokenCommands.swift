@@ -424,7 +424,7 @@ extension APICommand {
         return try await options.send(
             request, body: payload, stepUp: consent,
             approvesServer: { issuer, _ in
-                guard let configured, configured.absoluteString != issuer.absoluteString else { return }
+                guard let configured, !IssuerIdentifier.same(configured, issuer) else { return }
                 // The API chose another server than the one configured: nothing is sent there unless
                 // the person trusts it (--trust-issuer, or yes at the terminal's question); then the
                 // client's credentials for the configured one stay home (see `prepare(for:)`), and
@@ -451,10 +451,7 @@ extension APICommand {
     private static func trusts(_ issuer: URL, named trusted: [String], bodyFromStandardInput: Bool, question: String)
         async throws -> Bool
     {
-        func trimmed(_ text: String) -> Substring {
-            text.hasSuffix("/") ? text.dropLast() : Substring(text)
-        }
-        if trusted.contains(where: { trimmed($0) == trimmed(issuer.absoluteString) }) { return true }
+        if trusted.contains(where: { IssuerIdentifier($0) == IssuerIdentifier(issuer) }) { return true }
         guard CommandSupport.canAsk(bodyFromStandardInput: bodyFromStandardInput) else { return false }
         return try await CommandSupport.answersYes(question + ". Sign in there for it, as a public client of its own?")
     }

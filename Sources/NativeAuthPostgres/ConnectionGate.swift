@@ -1,5 +1,5 @@
-internal import NIOConcurrencyHelpers
 internal import NativeAuth
+internal import Synchronization
 
 /// Lets at most `slots` lock connections of one store be in use at once (waiting for a key's lock
 /// or holding it), first come first served: the reads and writes inside each lock then always find
@@ -19,14 +19,14 @@ final class ConnectionGate: Sendable {
         var nextID = 0
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
 
     init(slots: Int) {
-        state = NIOLockedValueBox(State(free: max(1, slots)))
+        state = Mutex(State(free: max(1, slots)))
     }
 
     /// How many wait for a slot now.
-    var waiting: Int { state.withLockedValue { $0.waiters.count } }
+    var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Runs `body` in a slot, waiting for one until `deadline` (then throwing `timedOut`) or
     /// cancellation.
@@ -42,7 +42,7 @@ final class ConnectionGate: Sendable {
 
     private func acquire(deadline: ContinuousClock.Instant, timedOut: AuthError) async throws {
         try Task.checkCancellation()
-        let id: Int? = state.withLockedValue { state in
+        let id: Int? = state.withLock { state in
             if state.free > 0 && state.waiters.isEmpty {
                 state.free -= 1
                 return nil
@@ -60,7 +60,7 @@ final class ConnectionGate: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 // Decided under the lock that `fail` takes: a cancellation or deadline that came
                 // before this waiter was queued is seen here, one that comes after finds it queued.
-                let outcome = state.withLockedValue { state -> Result<Bool, any Error> in
+                let outcome = state.withLock { state -> Result<Bool, any Error> in
                     if Task.isCancelled { return .failure(CancellationError()) }
                     if ContinuousClock.now >= deadline { return .failure(timedOut) }
                     // A slot freed since the id was taken is this waiter's when no one is ahead.
@@ -84,7 +84,7 @@ final class ConnectionGate: Sendable {
 
     /// Ends waiter `id`'s wait with `error`, when it is still waiting.
     private func fail(_ id: Int, with error: any Error) {
-        let waiter = state.withLockedValue { state -> Waiter? in
+        let waiter = state.withLock { state -> Waiter? in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
             return state.waiters.remove(at: index)
         }
@@ -93,7 +93,7 @@ final class ConnectionGate: Sendable {
 
     /// Hands the slot to the first waiter, or frees it.
     private func release() {
-        let next = state.withLockedValue { state -> Waiter? in
+        let next = state.withLock { state -> Waiter? in
             guard !state.waiters.isEmpty else {
                 state.free += 1
                 return nil

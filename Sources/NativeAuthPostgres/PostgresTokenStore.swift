@@ -2,10 +2,10 @@ internal import Crypto
 internal import Foundation
 internal import LenientJSON
 public import Logging
-internal import NIOConcurrencyHelpers
 public import NativeAuth
 public import PostgresNIO
 public import ServiceLifecycle
+internal import Synchronization
 
 /// Keeps token sets in PostgreSQL, so that a fleet of instances (replicas of a service, workers of
 /// an agent platform) shares them, and refreshes each one once however many instances need it.
@@ -101,12 +101,12 @@ public final class PostgresTokenStore: TokenStore, Service {
     let keys: SealingKeys
     let configuration: Configuration
     let logger: Logger
-    let cache = NIOLockedValueBox(Cache())
+    let cache = Mutex(Cache())
     /// The newest generation this instance read or wrote per key: a row older than it is refused.
-    let seen = NIOLockedValueBox<[TokenKey: Int64]>([:])
+    let seen = Mutex<[TokenKey: Int64]>([:])
     let lockConnections: ConnectionGate
-    private let migration = NIOLockedValueBox<Task<Void, any Error>?>(nil)
-    private let secret = NIOLockedValueBox<Task<StoreSecret, any Error>?>(nil)
+    private let migration = Mutex<Task<Void, any Error>?>(nil)
+    private let secret = Mutex<Task<StoreSecret, any Error>?>(nil)
 
     /// The lock of this store's keys: every instance that shares the database.
     public var lock: PostgresTokenLock { PostgresTokenLock(store: self) }
@@ -134,11 +134,11 @@ public final class PostgresTokenStore: TokenStore, Service {
     }
 
     /// What the store did so far.
-    public var statistics: Statistics { cache.withLockedValue { $0.statistics } }
+    public var statistics: Statistics { cache.withLock { $0.statistics } }
 
     /// Whether ``run()`` listens for changes now (revisions then come from memory): for health
     /// checks, and for tests that wait until it does.
-    public var isListening: Bool { cache.withLockedValue { $0.listening } }
+    public var isListening: Bool { cache.withLock { $0.listening } }
 
     // MARK: - Migrations
 
@@ -242,7 +242,7 @@ public final class PostgresTokenStore: TokenStore, Service {
     /// Migrates once per store, on first use, unless turned off.
     func ensureMigrated() async throws {
         guard configuration.migratesOnFirstUse else { return }
-        let task = migration.withLockedValue { current in
+        let task = migration.withLock { current in
             if let current { return current }
             let task = Task { try await self.migrate() }
             current = task
@@ -252,7 +252,7 @@ public final class PostgresTokenStore: TokenStore, Service {
             try await task.value
         } catch {
             // A failed migration (a database that is down) is tried again by the next operation.
-            migration.withLockedValue { if $0 == task { $0 = nil } }
+            migration.withLock { if $0 == task { $0 = nil } }
             throw error
         }
     }
@@ -263,7 +263,7 @@ public final class PostgresTokenStore: TokenStore, Service {
         try await ensureMigrated()
         // What this instance knew before the read: a write of its own that ends during the read
         // may be newer than the row read, which is not a row going backwards.
-        let floor = seen.withLockedValue { $0[key] }
+        let floor = seen.withLock { $0[key] }
         let row = try await operation("read the tokens of \(key)") { () -> (Int64, String?, Data?)? in
             let rows = try await self.client.query(
                 """
@@ -332,7 +332,7 @@ public final class PostgresTokenStore: TokenStore, Service {
             )
             if let written {
                 // This instance's own write: what it reads next must not be older.
-                seen.withLockedValue { $0[key] = written }
+                seen.withLock { $0[key] = written }
                 return
             }
             replaced = try await readGeneration(of: key)
@@ -346,7 +346,7 @@ public final class PostgresTokenStore: TokenStore, Service {
     /// can write the table put back an older row (its sealed value, bound to its generation, would
     /// open), such as the tokens from before a logout.
     private func checkForward(_ key: TokenKey, generation: Int64, floor: Int64?) throws {
-        let older: Int64? = seen.withLockedValue { seen in
+        let older: Int64? = seen.withLock { seen in
             if let floor, generation < floor { return floor }
             seen[key] = max(seen[key] ?? generation, generation)
             return nil
@@ -379,7 +379,7 @@ public final class PostgresTokenStore: TokenStore, Service {
             FROM removed
             """
         )
-        if let removed { seen.withLockedValue { $0[key] = max($0[key] ?? removed, removed) } }
+        if let removed { seen.withLock { $0[key] = max($0[key] ?? removed, removed) } }
     }
 
     /// Runs a write whose answer is the row's new generation (`nil` when it changed nothing), which
@@ -415,7 +415,7 @@ public final class PostgresTokenStore: TokenStore, Service {
     /// The row's generation: from memory while ``run()`` listens and has seen the key, else read.
     public func revision(of key: TokenKey) async throws -> TokenStoreRevision? {
         let lockID = try await self.advisoryLockID(of: key)
-        let known: (generation: Int64?, epoch: Int?) = cache.withLockedValue { cache in
+        let known: (generation: Int64?, epoch: Int?) = cache.withLock { cache in
             guard cache.listening else { return (nil, nil) }
             if let generation = cache.generations[lockID] {
                 cache.statistics.revisionsFromMemory += 1
@@ -426,7 +426,7 @@ public final class PostgresTokenStore: TokenStore, Service {
         if let generation = known.generation { return TokenStoreRevision([generation]) }
         // One read per key at a time: callers that ask while it runs share its answer (a write
         // through this store ends the sharing, so that its own change shows at once).
-        let (read, started, hintBefore) = cache.withLockedValue { cache -> (Cache.Read, Bool, Int64?) in
+        let (read, started, hintBefore) = cache.withLock { cache -> (Cache.Read, Bool, Int64?) in
             if let read = cache.reads[lockID] { return (read, false, nil) }
             cache.nextRead += 1
             let read = Cache.Read(id: cache.nextRead, task: Task { try await self.readGeneration(of: key) })
@@ -435,7 +435,7 @@ public final class PostgresTokenStore: TokenStore, Service {
         }
         let result = await read.task.result
         guard started else { return TokenStoreRevision([try result.get()]) }
-        let forged: (hint: Int64, generation: Int64)? = cache.withLockedValue { cache in
+        let forged: (hint: Int64, generation: Int64)? = cache.withLock { cache in
             if cache.reads[lockID]?.id == read.id { cache.reads[lockID] = nil }
             guard case .success(let generation) = result else { return nil }
             cache.statistics.databaseReads += 1
@@ -500,7 +500,7 @@ public final class PostgresTokenStore: TokenStore, Service {
                 let channel = try await notificationChannel()
                 try await client.withConnection { connection in
                     try await connection.listen(on: channel) { notifications in
-                        self.cache.withLockedValue { cache in
+                        self.cache.withLock { cache in
                             cache.listening = true
                             cache.epoch += 1
                             cache.generations = [:]
@@ -537,7 +537,7 @@ public final class PostgresTokenStore: TokenStore, Service {
     }
 
     private func stopListening() {
-        cache.withLockedValue { cache in
+        cache.withLock { cache in
             cache.listening = false
             cache.epoch += 1
             cache.generations = [:]
@@ -555,7 +555,7 @@ public final class PostgresTokenStore: TokenStore, Service {
             logger.warning("ignored a malformed token change notification")
             return
         }
-        cache.withLockedValue { cache in
+        cache.withLock { cache in
             cache.statistics.notifications += 1
             guard cache.listening else { return }
             if let known = cache.generations[lockID], generation <= known { return }
@@ -566,7 +566,7 @@ public final class PostgresTokenStore: TokenStore, Service {
     }
 
     private func wrote(_ lockID: Int64, generation: Int64?) {
-        cache.withLockedValue { cache in
+        cache.withLock { cache in
             cache.statistics.databaseWrites += 1
             cache.reads[lockID] = nil  // a read that began before this write is not shared after it
             guard let generation, cache.listening else { return }
@@ -580,7 +580,7 @@ public final class PostgresTokenStore: TokenStore, Service {
     }
 
     func count(_ change: (inout Statistics) -> Void) {
-        cache.withLockedValue { change(&$0.statistics) }
+        cache.withLock { change(&$0.statistics) }
     }
 
     // MARK: - Support
@@ -615,11 +615,11 @@ public final class PostgresTokenStore: TokenStore, Service {
     ///
     /// - Throws: `AuthError` (`token_store_failed`) when the store's secret cannot be read.
     public func advisoryLockID(of key: TokenKey) async throws -> Int64 {
-        if let known = cache.withLockedValue({ $0.lockIDs[key] }) { return known }
+        if let known = cache.withLock({ $0.lockIDs[key] }) { return known }
         let secret = try await storeSecret()
         let code = HMAC<SHA256>.authenticationCode(for: SealingKeys.associatedData(key), using: secret.key)
         let id = Array(code).prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
-        cache.withLockedValue { cache in
+        cache.withLock { cache in
             if cache.lockIDs.count > 10_000 { cache.lockIDs = [:] }
             cache.lockIDs[key] = id
         }
@@ -642,7 +642,7 @@ public final class PostgresTokenStore: TokenStore, Service {
 
     private func storeSecret() async throws -> StoreSecret {
         try await ensureMigrated()
-        let task = secret.withLockedValue { current in
+        let task = secret.withLock { current in
             if let current { return current }
             let task = Task { try await self.readStoreSecret() }
             current = task
@@ -651,7 +651,7 @@ public final class PostgresTokenStore: TokenStore, Service {
         do {
             return try await task.value
         } catch {
-            secret.withLockedValue { if $0 == task { $0 = nil } }
+            secret.withLock { if $0 == task { $0 = nil } }
             throw error
         }
     }

@@ -1,6 +1,6 @@
 internal import Foundation
-internal import NIOConcurrencyHelpers
 internal import NativeAuth
+internal import Synchronization
 
 /// Waits for the first of several callback sources (the loopback receiver, a paste prompt) or the
 /// timeout, then cancels the others and waits until they have stopped: nothing is left running.
@@ -54,7 +54,7 @@ enum CallbackRace {
 /// value's type was known (the loopback listener, bound in `beginSession()`): the receiver sees
 /// only whether a callback completed, and how.
 final class CompletedValue<Value: Sendable>: Sendable {
-    private let value = NIOLockedValueBox<Value?>(nil)
+    private let value = Mutex<Value?>(nil)
 
     /// `handler` as the receiver takes it: the value of a success stays here.
     func erasing(
@@ -65,7 +65,7 @@ final class CompletedValue<Value: Sendable>: Sendable {
             case .ignore: return .ignore
             case .complete(.failure(let error)): return .complete(.failure(error))
             case .complete(.success(let completed)):
-                self.value.withLockedValue { if $0 == nil { $0 = completed } }
+                self.value.withLock { if $0 == nil { $0 = completed } }
                 return .complete(.success(()))
             }
         }
@@ -75,7 +75,7 @@ final class CompletedValue<Value: Sendable>: Sendable {
     func typed(_ outcome: Result<Void, AuthError>?) -> Result<Value, AuthError>? {
         outcome.map { outcome in
             outcome.flatMap {
-                value.withLockedValue { $0 }.map { .success($0) }
+                value.withLock { $0 }.map { .success($0) }
                     ?? .failure(AuthError(.loginCancelled, "the callback's result was lost", operation: .authorization))
             }
         }

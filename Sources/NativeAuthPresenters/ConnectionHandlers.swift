@@ -1,7 +1,7 @@
-internal import NIOConcurrencyHelpers
 package import NIOCore
 package import NIOHTTP1
 internal import NativeAuth
+internal import Synchronization
 
 /// Every accepted connection, from the moment NIO creates it until it has been closed through
 /// `executeThenClose`. NIO stops the process when a connection is released without that (for
@@ -42,7 +42,7 @@ package final class ConnectionHandlers: Sendable {
         var closed = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     private let limits: Limits?
 
     /// A registry; `limits` `nil` leaves connections unbounded (test servers under load).
@@ -54,7 +54,7 @@ package final class ConnectionHandlers: Sendable {
     package func register(_ connection: Connection) {
         let channel = connection.channel
         let id = ObjectIdentifier(channel)
-        let (closed, evicted) = state.withLockedValue { state -> (Bool, (any Channel)?) in
+        let (closed, evicted) = state.withLock { state -> (Bool, (any Channel)?) in
             guard !state.closed else { return (true, nil) }
             state.unclaimed[id] = connection
             state.addresses[id] = (channel.remoteAddress, channel.localAddress)
@@ -76,22 +76,22 @@ package final class ConnectionHandlers: Sendable {
         let deadline = channel.eventLoop.scheduleTask(in: limits.lifetime) { channel.close(mode: .all, promise: nil) }
         channel.closeFuture.whenComplete { [weak self] _ in
             deadline.cancel()
-            _ = self?.state.withLockedValue { $0.open.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.open.removeValue(forKey: id) }
         }
     }
 
     /// Starts handling a connection from the accept loop.
     package func add(_ connection: Connection, _ body: @escaping @Sendable () async -> Void) {
-        state.withLockedValue { state in
+        state.withLock { state in
             let id = state.nextTask
             state.nextTask += 1
             // The task cannot finish before it is in the table: it takes the same lock first.
             state.tasks[id] = Task {
-                _ = self.state.withLockedValue {
+                _ = self.state.withLock {
                     $0.unclaimed.removeValue(forKey: ObjectIdentifier(connection.channel))
                 }
                 await body()
-                self.state.withLockedValue {
+                self.state.withLock {
                     $0.tasks.removeValue(forKey: id)
                     $0.addresses.removeValue(forKey: ObjectIdentifier(connection.channel))
                 }
@@ -101,22 +101,22 @@ package final class ConnectionHandlers: Sendable {
 
     /// The remote and local addresses of a connection, as they were when it was accepted.
     package func addresses(of connection: Connection) -> (remote: SocketAddress?, local: SocketAddress?) {
-        state.withLockedValue { $0.addresses[ObjectIdentifier(connection.channel)] } ?? (nil, nil)
+        state.withLock { $0.addresses[ObjectIdentifier(connection.channel)] } ?? (nil, nil)
     }
 
     /// Handlers still running (each removes itself when it is done).
-    package var runningHandlers: Int { state.withLockedValue { $0.tasks.count } }
+    package var runningHandlers: Int { state.withLock { $0.tasks.count } }
 
     /// Cancels the handlers, waits for them, and closes every connection nobody handled.
     package func closeAll() async {
-        let running = state.withLockedValue { state in
+        let running = state.withLock { state in
             state.closed = true
             defer { state.tasks.removeAll() }
             return Array(state.tasks.values)
         }
         for task in running { task.cancel() }
         for task in running { await task.value }
-        let leftovers = state.withLockedValue { state in
+        let leftovers = state.withLock { state in
             defer {
                 state.unclaimed.removeAll()
                 state.addresses.removeAll()

@@ -1,6 +1,6 @@
 internal import Foundation
-internal import NIOConcurrencyHelpers
 internal import NativeAuth
+internal import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -110,7 +110,7 @@ public struct StandardInputLineReader: LineReader {
 /// A pipe that wakes a blocked `poll`; closed once, by the reading thread, after which signalling
 /// does nothing (the descriptors may already belong to someone else).
 private final class WakePipe: Sendable {
-    private let descriptors: NIOLockedValueBox<(read: Int32, write: Int32)?>
+    private let descriptors: Mutex<(read: Int32, write: Int32)?>
     let readEnd: Int32
 
     init() throws {
@@ -118,12 +118,12 @@ private final class WakePipe: Sendable {
         guard pipe(&ends) == 0 else {
             throw AuthError(.loginCancelled, "cannot create a pipe (\(String(cString: strerror(errno))))")
         }
-        descriptors = NIOLockedValueBox((ends[0], ends[1]))
+        descriptors = Mutex((ends[0], ends[1]))
         readEnd = ends[0]
     }
 
     func signal() {
-        descriptors.withLockedValue { ends in
+        descriptors.withLock { ends in
             guard let ends else { return }
             var byte: UInt8 = 1
             _ = write(ends.write, &byte, 1)
@@ -131,7 +131,7 @@ private final class WakePipe: Sendable {
     }
 
     func close() {
-        descriptors.withLockedValue { ends in
+        descriptors.withLock { ends in
             guard let open = ends else { return }
             #if canImport(Glibc)
                 _ = Glibc.close(open.read)

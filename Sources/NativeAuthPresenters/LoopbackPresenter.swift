@@ -1,7 +1,7 @@
 internal import Foundation
-internal import NIOConcurrencyHelpers
 internal import NIOCore
 public import NativeAuth
+internal import Synchronization
 
 /// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
 /// command-line tools on a machine with a browser.
@@ -171,7 +171,7 @@ struct LoopbackSession: UserAgentSession {
         // The opener runs on its own and is not cancelled: it may be inside an API whose
         // cancellation handler deadlocks on Linux (URLSession's), and a browser launch is harmless.
         // It only must not print the URL once the sign-in is over.
-        let finished = NIOLockedValueBox(false)
+        let finished = Mutex(false)
         if let opener = configuration.opener {
             // The browser's command line is readable by every local user: it gets a one-time
             // address on the listener, which sends it on to the real page.
@@ -181,7 +181,7 @@ struct LoopbackSession: UserAgentSession {
                 do {
                     try await opener.open(start)
                 } catch {
-                    guard !finished.withLockedValue({ $0 }) else { return }
+                    guard !finished.withLock({ $0 }) else { return }
                     output.write("Could not open a browser. Open this URL \(configuration.purpose.phrase):")
                     output.writeURL(authorizationURL)
                 }
@@ -191,7 +191,7 @@ struct LoopbackSession: UserAgentSession {
             output.writeURL(authorizationURL)
             output.write(receiver.portForwardingHint)
         }
-        defer { finished.withLockedValue { $0 = true } }
+        defer { finished.withLock { $0 = true } }
         return try await waitForCallback(received)
     }
 

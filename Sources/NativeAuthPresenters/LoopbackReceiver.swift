@@ -1,5 +1,4 @@
 internal import Foundation
-internal import NIOConcurrencyHelpers
 internal import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix

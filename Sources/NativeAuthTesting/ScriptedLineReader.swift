@@ -1,6 +1,6 @@
-import NIOConcurrencyHelpers
 internal import NativeAuth
 public import NativeAuthPresenters
+internal import Synchronization
 
 /// A `LineReader` fed by the test, for `ManualPastePresenter` and `LoopbackAndPastePresenter`:
 /// lines (or the end of the input) are queued with ``feed(_:)``, and a read waits until one
@@ -20,20 +20,20 @@ public final class ScriptedLineReader: LineReader {
         var reads = 0
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     /// Creates a reader with `lines` queued; `nil` is the end of the input.
     ///
     /// - Parameter lines: The lines to read first.
     public init(_ lines: [String?] = []) {
-        state.withLockedValue { $0.queue = lines }
+        state.withLock { $0.queue = lines }
     }
 
     /// Queues a line, or the end of the input (`nil`), waking a waiting read.
     ///
     /// - Parameter line: The line, without its line ending.
     public func feed(_ line: String?) {
-        state.withLockedValue { state in
+        state.withLock { state in
             if let waiter = state.waiter {
                 state.waiter = nil
                 waiter.resume(returning: line)
@@ -45,11 +45,11 @@ public final class ScriptedLineReader: LineReader {
     }
 
     /// How many reads were cancelled while waiting.
-    public var cancellations: Int { state.withLockedValue { $0.cancellations } }
+    public var cancellations: Int { state.withLock { $0.cancellations } }
     /// How many reads were made.
-    public var reads: Int { state.withLockedValue { $0.reads } }
+    public var reads: Int { state.withLock { $0.reads } }
     /// Whether a read is waiting now.
-    public var isWaiting: Bool { state.withLockedValue { $0.waiter != nil } }
+    public var isWaiting: Bool { state.withLock { $0.waiter != nil } }
 
     /// The next queued line, waiting for one; `nil` at the end of the input.
     ///
@@ -57,7 +57,7 @@ public final class ScriptedLineReader: LineReader {
     public func readLine() async throws -> String? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                state.withLockedValue { state in
+                state.withLock { state in
                     state.reads += 1
                     if let first = state.queue.first {
                         // The end of the input stays queued: every later read sees it too.
@@ -72,7 +72,7 @@ public final class ScriptedLineReader: LineReader {
                 }
             }
         } onCancel: {
-            state.withLockedValue { state in
+            state.withLock { state in
                 guard let waiter = state.waiter else { return }
                 state.waiter = nil
                 state.cancellations += 1

@@ -1,6 +1,6 @@
 public import Foundation
-import NIOConcurrencyHelpers
 public import NativeAuth
+internal import Synchronization
 
 /// A clock that moves only when told, or when the code under test sleeps: share one between a
 /// ``SandboxAuthorizationServer`` and an `Authenticator` to test expiry and polling without waiting.
@@ -17,20 +17,20 @@ public import NativeAuth
 /// (``sleeps``): a device-flow sign-in polls through its whole schedule in no real time. A
 /// cancelled task's sleep throws `CancellationError`, like `Task.sleep`.
 public final class TestClock: Sendable {
-    private let state: NIOLockedValueBox<(now: Date, sleeps: [Duration])>
+    private let state: Mutex<(now: Date, sleeps: [Duration])>
 
     /// Creates a clock.
     ///
     /// - Parameter start: The time it shows until it is advanced; default now.
     public init(_ start: Date = Date()) {
-        state = NIOLockedValueBox((start, []))
+        state = Mutex((start, []))
     }
 
     /// The time it shows.
-    public var now: Date { state.withLockedValue { $0.now } }
+    public var now: Date { state.withLock { $0.now } }
 
     /// Every sleep asked of ``clock`` so far, in order.
-    public var sleeps: [Duration] { state.withLockedValue { $0.sleeps } }
+    public var sleeps: [Duration] { state.withLock { $0.sleeps } }
 
     /// The clock to inject (`Authenticator`, the sandbox, the stores' locks).
     public var clock: AuthClock {
@@ -38,7 +38,7 @@ public final class TestClock: Sendable {
             now: { [self] in now },
             sleep: { [self] duration in
                 try Task.checkCancellation()
-                state.withLockedValue { state in
+                state.withLock { state in
                     state.sleeps.append(duration)
                     state.now = state.now.addingTimeInterval(duration.timeInterval)
                 }
@@ -51,6 +51,6 @@ public final class TestClock: Sendable {
     ///
     /// - Parameter duration: How far.
     public func advance(by duration: Duration) {
-        state.withLockedValue { $0.now = $0.now.addingTimeInterval(duration.timeInterval) }
+        state.withLock { $0.now = $0.now.addingTimeInterval(duration.timeInterval) }
     }
 }

@@ -1,6 +1,5 @@
 import Crypto
 public import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -8,6 +7,7 @@ import NIOSSL
 @_spi(Provider) public import NativeAuth
 internal import NativeAuthAsyncHTTPClient
 internal import NativeAuthPresenters
+internal import Synchronization
 
 /// A request as ``TestHTTPServer`` received it.
 public struct TestRequest: Sendable {
@@ -401,10 +401,10 @@ public enum TestServerMode: Sendable, Equatable {
 /// The ports of in-memory servers: each its own, in a range the system does not hand out for
 /// listening sockets by default, so a request that misses the in-memory transport fails at once.
 enum InMemoryPorts {
-    private static let counter = NIOLockedValueBox(0)
+    private static let counter = Mutex(0)
 
     static func next() -> Int {
-        counter.withLockedValue { count in
+        counter.withLock { count in
             count += 1
             return 20_000 + count % 12_000
         }

@@ -2,8 +2,8 @@ public import Foundation
 public import HTTPTypes
 internal import HTTPTypesFoundation
 public import Logging
-internal import NIOConcurrencyHelpers
 @_spi(Provider) public import NativeAuth
+internal import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -148,14 +148,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         var challenged = false
     }
 
-    private let pending = NIOLockedValueBox<[Int: Pending]>([:])
+    private let pending = Mutex<[Int: Pending]>([:])
 
     func start(
         _ exchange: Exchange,
         continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>,
         timeout: Duration
     ) {
-        pending.withLockedValue { $0[exchange.id] = Pending(exchange: exchange, continuation: continuation) }
+        pending.withLock { $0[exchange.id] = Pending(exchange: exchange, continuation: continuation) }
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.finish(
@@ -169,7 +169,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
                 )
             )
         }
-        let started = pending.withLockedValue { state -> Bool in
+        let started = pending.withLock { state -> Bool in
             guard state[exchange.id] != nil else { return false }
             state[exchange.id]?.timer = timer
             return true
@@ -184,7 +184,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     /// Resumes the request's continuation with `result` unless it was already resumed, and stops
     /// the task and its timer.
     func finish(_ id: Int, with result: Result<(HTTPURLResponse, Data), any Error>) {
-        guard let entry = pending.withLockedValue({ $0.removeValue(forKey: id) }) else { return }
+        guard let entry = pending.withLock({ $0.removeValue(forKey: id) }) else { return }
         entry.timer?.cancel()
         if case .failure = result {
             // Not here: `finish` runs inside task-cancellation handlers, and URLSessionTask.cancel()
@@ -211,7 +211,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let id = dataTask.taskIdentifier
-        let verdict = pending.withLockedValue { state -> AuthError? in
+        let verdict = pending.withLock { state -> AuthError? in
             guard let entry = state[id] else { return nil }
             let expected = response.expectedContentLength
             if expected > entry.exchange.limit { return tooLarge(entry.exchange, size: expected) }
@@ -228,7 +228,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
-        let verdict = pending.withLockedValue { state -> AuthError? in
+        let verdict = pending.withLock { state -> AuthError? in
             guard let received = state[id]?.data.count, let exchange = state[id]?.exchange else { return nil }
             if received + data.count > exchange.limit { return tooLarge(exchange, size: nil) }
             // In place: a copy of the entry would make every append copy the whole body so far.
@@ -240,7 +240,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let id = task.taskIdentifier
-        guard let entry = pending.withLockedValue({ $0[id] }) else { return }
+        guard let entry = pending.withLock({ $0[id] }) else { return }
         if error != nil, entry.challenged, let response = entry.response {
             finish(id, with: .success((response, entry.data)))
             return
@@ -290,7 +290,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         }
         #if canImport(FoundationNetworking)
             let response = (challenge.failureResponse ?? task.response) as? HTTPURLResponse
-            pending.withLockedValue { state in
+            pending.withLock { state in
                 if let response, state[task.taskIdentifier] != nil {
                     state[task.taskIdentifier]?.response = response
                     state[task.taskIdentifier]?.challenged = true

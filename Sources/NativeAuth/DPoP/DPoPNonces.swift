@@ -1,6 +1,6 @@
 package import Foundation
 package import HTTPTypes
-internal import NIOConcurrencyHelpers
+internal import Synchronization
 
 extension HTTPField.Name {
     /// `DPoP`: the proof of a request (RFC 9449 §4.1).
@@ -17,13 +17,13 @@ extension HTTPField.Name {
 /// The DPoP nonces servers gave (RFC 9449 §8, §9), remembered per server (scheme, host and port)
 /// for the next proofs to it.
 package final class DPoPNonces: Sendable {
-    private let nonces = NIOLockedValueBox<[String: String]>([:])
+    private let nonces = Mutex<[String: String]>([:])
 
     package init() {}
 
     /// The nonce `url`'s server gave last, if any.
     package func nonce(for url: URL) -> String? {
-        nonces.withLockedValue { $0[Self.server(of: url)] }
+        nonces.withLock { $0[Self.server(of: url)] }
     }
 
     /// Keeps the `DPoP-Nonce` of `response` for `url`'s server, when it has a well-formed one.
@@ -43,7 +43,7 @@ package final class DPoPNonces: Sendable {
                 hint: "the server, or a proxy before it, sent a malformed header; report it to its operators",
                 operation: operation, status: response.status.code)
         }
-        nonces.withLockedValue { $0[Self.server(of: url)] = value }
+        nonces.withLock { $0[Self.server(of: url)] = value }
         return value
     }
 

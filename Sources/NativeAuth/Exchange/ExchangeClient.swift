@@ -2,7 +2,7 @@ package import Foundation
 package import HTTPTypes
 package import LenientJSON
 package import Logging
-internal import NIOConcurrencyHelpers
+internal import Synchronization
 internal import Tracing
 
 /// The one path of every request NativeAuth sends: the token, device authorization and
@@ -25,7 +25,7 @@ package final class ExchangeClient: Sendable {
     /// Where spans and metrics go (``Observability``).
     package let instruments: Instruments
     private let metadataFlight = SingleFlight<ProviderMetadata>(keepsValue: true)
-    private let signingKeys = NIOLockedValueBox<JWKSCache?>(nil)
+    private let signingKeys = Mutex<JWKSCache?>(nil)
     /// The DPoP nonces of the authorization and resource servers this client talks to.
     package let dpopNonces = DPoPNonces()
 
@@ -83,7 +83,7 @@ package final class ExchangeClient: Sendable {
 
     /// The signing keys published at `url`, cached for as long as the metadata names that URL.
     package func signingKeys(at url: URL) -> JWKSCache {
-        signingKeys.withLockedValue { cache in
+        signingKeys.withLock { cache in
             if let cache, cache.url == url { return cache }
             let fresh = JWKSCache(url: url)
             cache = fresh

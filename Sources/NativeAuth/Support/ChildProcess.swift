@@ -1,5 +1,5 @@
 package import Foundation
-internal import NIOConcurrencyHelpers
+internal import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -72,11 +72,11 @@ package enum ChildProcess {
         try await withCheckedThrowingContinuation { continuation in
             // Resumed once: by this thread when the child ends, or, past the deadline, when the
             // child is killed (see below).
-            let answer = NIOLockedValueBox<
+            let answer = Mutex<
                 CheckedContinuation<(status: Int32, collected: T, timedOut: Bool), any Error>?
             >(continuation)
             let finish = { @Sendable (result: Result<(status: Int32, collected: T, timedOut: Bool), any Error>) in
-                answer.withLockedValue { waiting in
+                answer.withLock { waiting in
                     waiting?.resume(with: result)
                     waiting = nil
                 }
@@ -89,17 +89,17 @@ package enum ChildProcess {
                     // Foundation starts a child as the leader of a process group of its own (on
                     // Linux and on Darwin); when it did not, only the child is signalled.
                     let stopped = ProcessWatchdog(pid: pid, group: getpgid(pid) == pid)
-                    let collected = NIOLockedValueBox<T?>(nil)
+                    let collected = Mutex<T?>(nil)
                     // On Linux, Foundation sees the child's end only when every process that
                     // inherited its descriptors has ended, and one that left the group may live
                     // on: when the child is killed, the caller goes on; this thread still waits.
                     if let timeout {
                         stopped.arm(after: timeout) {
-                            if let value = collected.withLockedValue({ $0 }) { finish(.success((-1, value, true))) }
+                            if let value = collected.withLock({ $0 }) { finish(.success((-1, value, true))) }
                         }
                     }
                     let value = collect(deadline)
-                    collected.withLockedValue { $0 = value }
+                    collected.withLock { $0 = value }
                     // The pipe was still held at the deadline (by the child, or by one it left behind).
                     if let deadline, ContinuousClock.now >= deadline {
                         stopped.fire()
@@ -206,7 +206,7 @@ private final class ProcessWatchdog: Sendable {
     private let pid: Int32
     private let group: Bool
     /// Whether it is armed, and whether it fired.
-    private let state = NIOLockedValueBox((armed: false, fired: false))
+    private let state = Mutex((armed: false, fired: false))
 
     init(pid: Int32, group: Bool) {
         self.pid = pid
@@ -215,14 +215,14 @@ private final class ProcessWatchdog: Sendable {
 
     /// Fires after `timeout`; `killed` is called just after `SIGKILL` is sent.
     func arm(after timeout: Duration, killed: @escaping @Sendable () -> Void = {}) {
-        state.withLockedValue { $0.armed = true }
+        state.withLock { $0.armed = true }
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in fire(killed: killed) }
     }
 
     /// Signals now: `SIGTERM`, and `SIGKILL` two seconds later (once, however often it is called).
     func fire(killed: @escaping @Sendable () -> Void = {}) {
-        let first = state.withLockedValue { state in
+        let first = state.withLock { state in
             defer { if state.armed { state.fired = true } }
             return state.armed && !state.fired
         }
@@ -235,7 +235,7 @@ private final class ProcessWatchdog: Sendable {
     }
 
     private func signal(_ number: Int32) {
-        state.withLockedValue { state in
+        state.withLock { state in
             // The group is signalled even after the child ended (it may have left others behind
             // in it); only ``disarm()`` stops that.
             guard state.armed else { return }
@@ -246,7 +246,7 @@ private final class ProcessWatchdog: Sendable {
 
     /// Stops it; whether it fired.
     func disarm() -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.armed = false
             return state.fired
         }

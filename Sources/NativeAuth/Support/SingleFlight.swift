@@ -1,4 +1,4 @@
-internal import NIOConcurrencyHelpers
+internal import Synchronization
 
 /// One operation in flight for every caller that asks while it runs: they all await the same task
 /// and get its result, success or error. The metadata, the JWKS and refreshing use it.
@@ -18,7 +18,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     private let keepsValue: Bool
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     /// Creates an idle flight.
     ///
@@ -59,7 +59,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Drops the kept value; the next caller starts again.
     package func reset() {
-        state.withLockedValue { $0.task = nil }
+        state.withLock { $0.task = nil }
     }
 
     private func join(
@@ -74,7 +74,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         replacing seen: Int?,
         _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, generation: Int, started: Bool) {
-        let (task, generation, started) = state.withLockedValue { state -> (Task<Value, any Error>, Int, Bool) in
+        let (task, generation, started) = state.withLock { state -> (Task<Value, any Error>, Int, Bool) in
             if let task = state.task, seen.map({ state.generation > $0 }) ?? true {
                 return (task, state.generation, false)
             }
@@ -95,7 +95,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Forgets the flight of `generation`, unless a newer one replaced it already.
     private func finish(_ generation: Int) {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.generation == generation { state.task = nil }
         }
     }

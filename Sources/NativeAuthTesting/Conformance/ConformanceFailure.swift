@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+internal import Synchronization
 
 /// What a conformance suite found wrong: every requirement that failed, each in one sentence.
 ///
@@ -19,7 +19,7 @@ public struct ConformanceFailure: Error, Sendable, CustomStringConvertible {
 /// Collects the failures of one suite run.
 final class ConformanceReport: Sendable {
     private let subject: String
-    private let failures = NIOLockedValueBox<[String]>([])
+    private let failures = Mutex<[String]>([])
 
     init(_ subject: String) {
         self.subject = subject
@@ -31,7 +31,7 @@ final class ConformanceReport: Sendable {
     }
 
     func fail(_ requirement: String) {
-        failures.withLockedValue { $0.append(requirement) }
+        failures.withLock { $0.append(requirement) }
     }
 
     /// Runs one check; an error it throws is a failure of `name`.
@@ -45,7 +45,7 @@ final class ConformanceReport: Sendable {
 
     /// Throws the failures, when there are any.
     func finish() throws(ConformanceFailure) {
-        let failures = failures.withLockedValue { $0 }
+        let failures = failures.withLock { $0 }
         if !failures.isEmpty { throw ConformanceFailure(subject: subject, failures: failures) }
     }
 }
@@ -59,9 +59,9 @@ func within<T: Sendable>(
 ) async -> Result<T, any Error>? {
     let task = Task { try await body() }
     return await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>?, Never>) in
-        let resumed = NIOLockedValueBox(false)
+        let resumed = Mutex(false)
         let resume: @Sendable (Result<T, any Error>?) -> Void = { result in
-            let first = resumed.withLockedValue { done in
+            let first = resumed.withLock { done in
                 defer { done = true }
                 return !done
             }

@@ -1,7 +1,7 @@
 public import Foundation
 public import LenientJSON
-import NIOConcurrencyHelpers
 public import NativeAuth
+internal import Synchronization
 
 /// An OpenID provider that runs in your process on 127.0.0.1: sign-in, refresh, the device flow,
 /// userinfo, revocation and logout against a real server over real HTTP, with no account, no
@@ -508,7 +508,7 @@ public final class SandboxAuthorizationServer: Sendable {
         }
         let host = http.url("").absoluteString
         return cores.map { core in
-            core.state.withLockedValue { $0.host = host }
+            core.state.withLock { $0.host = host }
             return SandboxAuthorizationServer(http: http, core: core)
         }
     }
@@ -536,8 +536,8 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// Whether authorization requests and device codes are approved at once (no page).
     public var autoApprove: Bool {
-        get { core.state.withLockedValue { $0.autoApprove } }
-        set { core.state.withLockedValue { $0.autoApprove = newValue } }
+        get { core.state.withLock { $0.autoApprove } }
+        set { core.state.withLock { $0.autoApprove = newValue } }
     }
 
     /// A refusal ``refuseNextDPoPProofs(_:as:)`` makes of an otherwise valid proof.
@@ -552,36 +552,36 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// Refuses the next `count` DPoP proofs that pass every check, as `injection` says.
     public func refuseNextDPoPProofs(_ count: Int, as injection: DPoPInjection) {
-        core.state.withLockedValue { $0.dpopInjections += Array(repeating: injection, count: max(0, count)) }
+        core.state.withLock { $0.dpopInjections += Array(repeating: injection, count: max(0, count)) }
     }
 
     /// Makes a new DPoP nonce: proofs with the old one are answered `use_dpop_nonce` (with
     /// ``Configuration/requiresDPoPNonce``).
     public func rotateDPoPNonce() {
-        core.state.withLockedValue { $0.dpopNonce = SecureRandom.token(bytes: 16) }
+        core.state.withLock { $0.dpopNonce = SecureRandom.token(bytes: 16) }
     }
 
     /// The DPoP nonce proofs must carry now.
-    public var dpopNonce: String { core.state.withLockedValue { $0.dpopNonce } }
+    public var dpopNonce: String { core.state.withLock { $0.dpopNonce } }
 
     /// Every DPoP proof the sandbox accepted, in order (compact JWS).
-    public var dpopProofs: [String] { core.state.withLockedValue { $0.dpopProofs } }
+    public var dpopProofs: [String] { core.state.withLock { $0.dpopProofs } }
 
     /// Why each DPoP proof the sandbox refused was refused, in order.
-    public var dpopRefusals: [String] { core.state.withLockedValue { $0.dpopRefusals } }
+    public var dpopRefusals: [String] { core.state.withLock { $0.dpopRefusals } }
 
     /// The username of the user that automatic approvals (``autoApprove``) sign in as; `nil`, the
     /// default, or a name no user has: the first user. Tests that sign in several accounts set it
     /// between sign-ins.
     public var autoApprovedUser: String? {
-        get { core.state.withLockedValue { $0.autoApprovedUser } }
-        set { core.state.withLockedValue { $0.autoApprovedUser = newValue } }
+        get { core.state.withLock { $0.autoApprovedUser } }
+        set { core.state.withLock { $0.autoApprovedUser = newValue } }
     }
 
     /// Whether refresh tokens rotate.
     public var rotatesRefreshTokens: Bool {
-        get { core.state.withLockedValue { $0.rotateRefreshTokens } }
-        set { core.state.withLockedValue { $0.rotateRefreshTokens = newValue } }
+        get { core.state.withLock { $0.rotateRefreshTokens } }
+        set { core.state.withLock { $0.rotateRefreshTokens = newValue } }
     }
 
     /// How many requests an endpoint received at its mutual-TLS alias (`/mtls/…`, RFC 8705 §5).
@@ -589,7 +589,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The count.
     public func aliasRequestCount(_ endpoint: Endpoint) -> Int {
-        core.state.withLockedValue { $0.aliasRequestCounts[endpoint, default: 0] }
+        core.state.withLock { $0.aliasRequestCounts[endpoint, default: 0] }
     }
 
     /// How many requests an endpoint received (failed ones included).
@@ -597,7 +597,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     public func requestCount(_ endpoint: Endpoint) -> Int {
-        core.state.withLockedValue { $0.requestCounts[endpoint, default: 0] }
+        core.state.withLock { $0.requestCounts[endpoint, default: 0] }
     }
 
     /// How many token requests asked for a grant type (failed ones included).
@@ -605,7 +605,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter grant: The grant type.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     public func grantCount(_ grant: Grant) -> Int {
-        core.state.withLockedValue { $0.grantCounts[grant, default: 0] }
+        core.state.withLock { $0.grantCounts[grant, default: 0] }
     }
 
     /// How many refreshes succeeded for a user: one per token response to a `refresh_token` grant
@@ -614,7 +614,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter subject: The user's ``User/subject``.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     public func refreshCount(subject: String) -> Int {
-        core.state.withLockedValue { $0.refreshesBySubject[subject, default: 0] }
+        core.state.withLock { $0.refreshesBySubject[subject, default: 0] }
     }
 
     /// How many error answers carried an OAuth error code (`invalid_grant`, `slow_down`, …), counted
@@ -623,19 +623,19 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter code: The `error` member of the answer.
     /// - Returns: The count since the start or the last ``resetCounts()``.
     /// The subjects of the federated tokens the sandbox accepted (token exchange, JWT bearer), in order.
-    public var federatedSubjects: [String] { core.state.withLockedValue { $0.federatedSubjects } }
+    public var federatedSubjects: [String] { core.state.withLock { $0.federatedSubjects } }
 
     /// The parameters of the last authorization request (`prompt`, `login_hint`, …): its query, or
     /// the pushed request its `request_uri` named.
-    public var lastAuthorizationQuery: [FormField] { core.state.withLockedValue { $0.lastAuthorizationQuery } }
+    public var lastAuthorizationQuery: [FormField] { core.state.withLock { $0.lastAuthorizationQuery } }
 
     /// The query the authorization endpoint itself received last: with a pushed request, `client_id`
     /// and `request_uri` only.
-    public var lastBrowserQuery: [FormField] { core.state.withLockedValue { $0.lastBrowserQuery } }
+    public var lastBrowserQuery: [FormField] { core.state.withLock { $0.lastBrowserQuery } }
 
     /// The `aud` of every client assertion (`private_key_jwt`, `client_secret_jwt`) accepted, in order.
     public var clientAssertionAudiences: [String] {
-        core.state.withLockedValue { $0.clientAssertionAudiences }
+        core.state.withLock { $0.clientAssertionAudiences }
     }
 
     /// The URL (and resource indicator) of the protected resource `name` of
@@ -646,10 +646,10 @@ public final class SandboxAuthorizationServer: Sendable {
 
     /// The `resource` values each token response was issued for, in order; an empty list for a
     /// response without any.
-    public var issuedAudiences: [[String]] { core.state.withLockedValue { $0.issuedAudiences } }
+    public var issuedAudiences: [[String]] { core.state.withLock { $0.issuedAudiences } }
 
     public func errorCount(_ code: String) -> Int {
-        core.state.withLockedValue { $0.errorCounts[code, default: 0] }
+        core.state.withLock { $0.errorCounts[code, default: 0] }
     }
 
     /// A request the sandbox received.
@@ -663,18 +663,18 @@ public final class SandboxAuthorizationServer: Sendable {
     }
 
     /// Every request this sandbox served, in order (``resetCounts()`` empties it).
-    public var requestLog: [LoggedRequest] { core.state.withLockedValue { $0.requestLog } }
+    public var requestLog: [LoggedRequest] { core.state.withLock { $0.requestLog } }
 
     /// How many times a rotated-away refresh token came back and revoked its sign-in
     /// (``Configuration/detectsRefreshTokenReuse``).
-    public var reuseDetections: Int { core.state.withLockedValue { $0.reuseDetections } }
+    public var reuseDetections: Int { core.state.withLock { $0.reuseDetections } }
 
     /// Every endpoint's request count, for reports.
-    public var requestCounts: [Endpoint: Int] { core.state.withLockedValue { $0.requestCounts } }
+    public var requestCounts: [Endpoint: Int] { core.state.withLock { $0.requestCounts } }
 
     /// Sets every counter back to zero.
     public func resetCounts() {
-        core.state.withLockedValue { state in
+        core.state.withLock { state in
             state.requestCounts = [:]
             state.grantCounts = [:]
             state.refreshesBySubject = [:]
@@ -691,20 +691,20 @@ public final class SandboxAuthorizationServer: Sendable {
     ///   - failure: What they answer.
     public func failNext(_ count: Int, _ endpoint: Endpoint, with failure: Failure) {
         guard count > 0 else { return }
-        core.state.withLockedValue {
+        core.state.withLock {
             $0.failures[endpoint, default: []].append(contentsOf: repeatElement(failure, count: count))
         }
     }
 
     /// Alters the next `count` ID tokens the sandbox issues as `alteration` says.
     public func alterNextIDTokens(_ alteration: JWTAlteration, count: Int = 1) {
-        core.state.withLockedValue { $0.idTokenAlterations += Array(repeating: alteration, count: max(0, count)) }
+        core.state.withLock { $0.idTokenAlterations += Array(repeating: alteration, count: max(0, count)) }
     }
 
     /// Alters the next `count` userinfo answers: their claims (``JWTAlteration/claims(_:)``), and,
     /// with ``Configuration/signsUserInfo``, their signature or header.
     public func alterNextUserInfo(_ alteration: JWTAlteration, count: Int = 1) {
-        core.state.withLockedValue { $0.userInfoAlterations += Array(repeating: alteration, count: max(0, count)) }
+        core.state.withLock { $0.userInfoAlterations += Array(repeating: alteration, count: max(0, count)) }
     }
 
     /// Signs with a new key from now on. The JWKS keeps the previous keys unless `retainPrevious`
@@ -713,13 +713,13 @@ public final class SandboxAuthorizationServer: Sendable {
     /// - Parameter retainPrevious: Whether the old keys stay published.
     /// - Throws: When a key cannot be made.
     public func rotateSigningKey(retainPrevious: Bool = true) throws {
-        let algorithm = core.state.withLockedValue { $0.signer.algorithm }
+        let algorithm = core.state.withLock { $0.signer.algorithm }
         let entry = try SandboxSigner.makeKey(algorithm)
-        core.state.withLockedValue { $0.signer.add(entry, retainPrevious: retainPrevious) }
+        core.state.withLock { $0.signer.add(entry, retainPrevious: retainPrevious) }
     }
 
     /// The key id that signs now.
-    public var currentKeyID: String { core.state.withLockedValue { $0.signer.currentKeyID } }
+    public var currentKeyID: String { core.state.withLock { $0.signer.currentKeyID } }
 
     /// Approves a device code, as a person on the verification page would.
     ///
@@ -742,7 +742,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// Whether `accessToken` is one the sandbox issued that has neither expired nor been revoked.
     public func isActive(accessToken: String) -> Bool {
         let now = core.now
-        return core.state.withLockedValue { ($0.accessTokens[accessToken]?.expiresAt).map { $0 > now } ?? false }
+        return core.state.withLock { ($0.accessTokens[accessToken]?.expiresAt).map { $0 > now } ?? false }
     }
 
     /// Ends the sign-ins whose scopes `predicate` picks, as an administrator's "sign out all
@@ -750,7 +750,7 @@ public final class SandboxAuthorizationServer: Sendable {
     /// refused with the sign-in's scopes in the ``Dialect/Refusal`` (Keycloak ends online
     /// sessions and keeps offline ones).
     public func endSignIns(where predicate: @Sendable ([String]) -> Bool) {
-        core.state.withLockedValue { state in
+        core.state.withLock { state in
             let ended = state.refreshTokens.filter { predicate($0.value.authorization.scopes) }
             let families = Set(ended.values.map(\.authorization.family))
             for (token, record) in ended { state.endedSignIns[token] = record.authorization.scopes }
@@ -762,12 +762,12 @@ public final class SandboxAuthorizationServer: Sendable {
     /// Revokes every access token and keeps the refresh tokens, as a resource server's revocation
     /// list would: the next request with one gets a 401, and a refresh gets a new one.
     public func revokeAccessTokens() {
-        core.state.withLockedValue { state in state.accessTokens.removeAll() }
+        core.state.withLock { state in state.accessTokens.removeAll() }
     }
 
     /// Revokes every access and refresh token, as if the person signed out everywhere.
     public func revokeAllTokens() {
-        core.state.withLockedValue { state in
+        core.state.withLock { state in
             state.accessTokens.removeAll()
             state.refreshTokens.removeAll()
         }

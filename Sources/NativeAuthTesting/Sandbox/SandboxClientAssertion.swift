@@ -2,8 +2,8 @@ import Crypto
 import CryptoExtras
 public import Foundation
 import LenientJSON
-import NIOConcurrencyHelpers
 import NativeAuth
+internal import Synchronization
 
 extension SandboxAuthorizationServer {
     /// A key pair for a client that authenticates with `private_key_jwt`: the private half (PEM,
@@ -53,7 +53,7 @@ extension SandboxCore {
     /// The audiences an assertion may name: the token endpoint (or its mutual-TLS alias), or the issuer.
     private var assertionAudiences: [String] {
         let issuer = issuer
-        return [url(.token), state.withLockedValue { $0.host } + "/mtls" + dialect.path(.token), issuer]
+        return [url(.token), state.withLock { $0.host } + "/mtls" + dialect.path(.token), issuer]
     }
 
     /// The client a `client_assertion` (RFC 7523 §2.2) proves, or why it proves nothing.
@@ -98,7 +98,7 @@ extension SandboxCore {
             return .failure(.init("the client assertion has no jti"))
         }
         let audience = ((try? claims.string("aud")) ?? nil) ?? ""
-        let fresh = state.withLockedValue { state in
+        let fresh = state.withLock { state in
             guard state.usedAssertionIDs.insert(client.id + " " + jti).inserted else { return false }
             state.clientAssertionAudiences.append(audience)
             return true
@@ -314,7 +314,7 @@ extension SandboxCore {
         if scopes.contains("openid") {
             return oauthError("invalid_scope", "openid asks for a person's sign-in; a workload has none")
         }
-        state.withLockedValue { $0.federatedSubjects.append(subject) }
+        state.withLock { $0.federatedSubjects.append(subject) }
         let authorization = Authorization(
             clientID: client.id, subject: subject, scopes: scopes, authTime: now, nonce: nil,
             family: SecureRandom.token(), certificateThumbprint: binding)

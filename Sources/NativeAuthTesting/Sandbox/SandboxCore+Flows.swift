@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import LenientJSON
-import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth
+internal import Synchronization
 
 extension SandboxCore {
     // MARK: Authorization
@@ -31,13 +31,13 @@ extension SandboxCore {
 
     func authorize(_ request: TestRequest) -> TestResponse {
         let issuer = issuer(servedAt: request.serverURL.absoluteString)
-        state.withLockedValue { $0.lastBrowserQuery = request.query }
+        state.withLock { $0.lastBrowserQuery = request.query }
         let query: [FormField]
         switch authorizationParameters(request, issuer: issuer) {
         case .success(let parameters): query = parameters
         case .failure(let refusal): return refusal.response
         }
-        state.withLockedValue { $0.lastAuthorizationQuery = query }
+        state.withLock { $0.lastAuthorizationQuery = query }
         // Without a known client and a registered redirect URI, nothing may be redirected (RFC 6749 §4.1.2.1).
         guard let client = client(query.first(named: "client_id")) else {
             return page(status: 400, title: "Unknown client", body: "<p>The client_id is not registered here.</p>")
@@ -79,7 +79,7 @@ extension SandboxCore {
                 issuer: issuer)
         }
         if pending.scopes.isEmpty { pending.scopes = ["openid"] }
-        if state.withLockedValue({ $0.autoApprove }) {
+        if state.withLock({ $0.autoApprove }) {
             // A login_hint naming a user signs that user in.
             let hinted = query.first(named: "login_hint").flatMap { hint in
                 configuration.users.first { $0.username == hint }
@@ -87,7 +87,7 @@ extension SandboxCore {
             return approve(pending, user: hinted ?? autoApprovedUser, issuer: issuer)
         }
         let transaction = SecureRandom.token()
-        state.withLockedValue { $0.pending[transaction] = pending }
+        state.withLock { $0.pending[transaction] = pending }
         return approvalPage(pending, transaction: transaction)
     }
 
@@ -101,7 +101,7 @@ extension SandboxCore {
             acr: pending.acrValues.first(where: configuration.acrValuesSupported.contains), claims: pending.claims
         )
         let expiry = now.addingTimeInterval(configuration.authorizationCodeLifetime.timeInterval)
-        state.withLockedValue {
+        state.withLock {
             $0.codes[code] = IssuedCode(request: pending, authorization: authorization, expiresAt: expiry)
         }
         return redirect(pending, [FormField("code", code)], issuer: issuer)
@@ -110,7 +110,7 @@ extension SandboxCore {
     /// The approval page's form: `transaction`, `decision` (`approve` or `deny`), `user`.
     func decide(_ request: TestRequest) -> TestResponse {
         let form = request.form
-        let pending = state.withLockedValue { $0.pending.removeValue(forKey: form.first(named: "transaction") ?? "") }
+        let pending = state.withLock { $0.pending.removeValue(forKey: form.first(named: "transaction") ?? "") }
         guard let pending else {
             return page(
                 status: 400, title: "This request has expired",
@@ -174,7 +174,7 @@ extension SandboxCore {
     func exchangeCode(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse
     {
         // A code is used at most once, whatever happens next.
-        let issued = state.withLockedValue { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
+        let issued = state.withLock { $0.codes.removeValue(forKey: form.first(named: "code") ?? "") }
         guard let issued, issued.expiresAt > now else {
             return oauthError("invalid_grant", "the authorization code is unknown, expired or already used")
         }
@@ -203,19 +203,19 @@ extension SandboxCore {
     func refresh(_ form: [FormField], client: SandboxAuthorizationServer.Client, binding: String?) -> TestResponse {
         let token = form.first(named: "refresh_token") ?? ""
         let now = now
-        let (record, rotate) = state.withLockedValue { state in (state.refreshTokens[token], state.rotateRefreshTokens)
+        let (record, rotate) = state.withLock { state in (state.refreshTokens[token], state.rotateRefreshTokens)
         }
         guard var record, record.expiresAt.map({ $0 > now }) ?? true else {
             if configuration.detectsRefreshTokenReuse {
                 // Reuse detection: a rotated-away token sent again revokes its whole sign-in.
-                state.withLockedValue { state in
+                state.withLock { state in
                     guard let family = state.spentRefreshTokens[token] else { return }
                     state.refreshTokens = state.refreshTokens.filter { $0.value.authorization.family != family }
                     state.accessTokens = state.accessTokens.filter { $0.value.authorization.family != family }
                     state.reuseDetections += 1
                 }
             }
-            if let scopes = state.withLockedValue({ $0.endedSignIns[token] }) {
+            if let scopes = state.withLock({ $0.endedSignIns[token] }) {
                 return oauthError("invalid_grant", "the sign-in was ended", scopes: scopes)
             }
             return oauthError("invalid_grant", "the refresh token is unknown, expired, revoked or already rotated")
@@ -245,7 +245,7 @@ extension SandboxCore {
         }
         if rotate {
             // Retire the old token; a second refresh with it is refused.
-            let removed = state.withLockedValue { state in
+            let removed = state.withLock { state in
                 let removed = state.refreshTokens.removeValue(forKey: token)
                 if removed != nil { state.spentRefreshTokens[token] = record.authorization.family }
                 return removed
@@ -254,7 +254,7 @@ extension SandboxCore {
                 return oauthError("invalid_grant", "the refresh token was already rotated")
             }
         }
-        state.withLockedValue { $0.refreshesBySubject[record.authorization.subject, default: 0] += 1 }
+        state.withLock { $0.refreshesBySubject[record.authorization.subject, default: 0] += 1 }
         record.authorization.certificateThumbprint = binding
         // A rotated refresh token keeps the grant's whole scope (RFC 6749 §6); the access token has
         // the narrowed one.
@@ -337,7 +337,7 @@ extension SandboxCore {
             if includeNonce, let nonce = authorization.nonce { claims["nonce"] = .string(nonce) }
             for member in dialect.idTokenClaims(context) { claims[member.key] = member.value }
             let secret = signingSecret(of: authorization.clientID)
-            let idToken = try? state.withLockedValue { state in
+            let idToken = try? state.withLock { state in
                 claims["at_hash"] = .string(state.signer.leftHalfHash(access))
                 let alteration = state.idTokenAlterations.isEmpty ? nil : state.idTokenAlterations.removeFirst()
                 return try state.signer.sign(claims, secret: secret, alteration: alteration)
@@ -349,7 +349,7 @@ extension SandboxCore {
         }
         IssuedSecrets.record([access, refresh, answer["id_token"]?.stringValue].compactMap { $0 })
         let refreshExpiry = configuration.refreshTokenLifetime.map { now.addingTimeInterval($0.timeInterval) }
-        state.withLockedValue { state in
+        state.withLock { state in
             state.accessTokens[access] = AccessToken(
                 authorization: accessAuthorization, expiresAt: now.addingTimeInterval(lifetime), audience: audience)
             state.issuedAudiences.append(audience)
@@ -375,7 +375,7 @@ extension SandboxCore {
     var issuer: String { issuer(servedAt: host) }
 
     /// `http://127.0.0.1:PORT`.
-    var host: String { state.withLockedValue { $0.host } }
+    var host: String { state.withLock { $0.host } }
 
     /// The issuer as a request to `host` names it.
     func issuer(servedAt host: String) -> String {
@@ -408,7 +408,7 @@ extension SandboxCore {
     }
 
     func revoke(_ token: String, client: SandboxAuthorizationServer.Client) -> TestResponse {
-        state.withLockedValue { state in
+        state.withLock { state in
             if let record = state.refreshTokens[token], record.authorization.clientID == client.id {
                 // Revoking a refresh token ends its whole sign-in (RFC 7009 §2.1 allows it).
                 let family = record.authorization.family
@@ -475,13 +475,13 @@ extension SandboxCore {
         let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
         let lifetime = configuration.deviceCodeLifetime.timeInterval
         let interval = configuration.devicePollingInterval.timeInterval
-        let autoApprove = state.withLockedValue { $0.autoApprove }
+        let autoApprove = state.withLock { $0.autoApprove }
         let record = DeviceCode(
             clientID: client.id, scopes: scopes, userCode: userCode, expiresAt: now.addingTimeInterval(lifetime),
             interval: interval, lastPoll: nil,
             status: autoApprove ? .approved(subject: autoApprovedUser.subject) : .pending, resources: resources
         )
-        state.withLockedValue { state in
+        state.withLock { state in
             state.deviceCodes[deviceCode] = record
             state.userCodes[Self.normalize(userCode)] = deviceCode
         }
@@ -511,7 +511,7 @@ extension SandboxCore {
             case error(String, String)
             case approved(DeviceCode, subject: String)
         }
-        let outcome: Outcome = state.withLockedValue { state in
+        let outcome: Outcome = state.withLock { state in
             guard var record = state.deviceCodes[deviceCode], record.clientID == client.id else {
                 return .error("invalid_grant", "the device code is unknown")
             }
@@ -547,7 +547,7 @@ extension SandboxCore {
     func decideDevice(userCode: String, approve: Bool, username: String?) throws {
         guard let user = user(username) else { throw SandboxError(description: "no user named \(username ?? "")") }
         let now = now
-        try state.withLockedValue { state in
+        try state.withLock { state in
             guard let deviceCode = state.userCodes[Self.normalize(userCode)],
                 var record = state.deviceCodes[deviceCode],
                 record.expiresAt > now

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import LenientJSON
-import NIOConcurrencyHelpers
 import NativeAuth
+internal import Synchronization
 
 /// The sandbox's state and its answers; `SandboxAuthorizationServer` is the public face.
 final class SandboxCore: Sendable {
@@ -143,7 +143,7 @@ final class SandboxCore: Sendable {
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
-    let state: NIOLockedValueBox<State>
+    let state: Mutex<State>
     /// The endpoint whose request is being answered.
     @TaskLocal static var endpoint: Endpoint?
 
@@ -167,7 +167,7 @@ final class SandboxCore: Sendable {
         routes["/mtls" + dialect.path(.revocation)] = .revocation
         self.routes = routes
         IssuedSecrets.record(configuration.clients.compactMap(\.secret))
-        state = NIOLockedValueBox(
+        state = Mutex(
             State(
                 autoApprove: configuration.autoApprove,
                 rotateRefreshTokens: configuration.rotateRefreshTokens,
@@ -179,7 +179,7 @@ final class SandboxCore: Sendable {
 
     /// The user an automatic approval signs in as.
     var autoApprovedUser: SandboxAuthorizationServer.User {
-        let name = state.withLockedValue { $0.autoApprovedUser }
+        let name = state.withLock { $0.autoApprovedUser }
         return user(name) ?? configuration.users[0]
     }
 
@@ -209,7 +209,7 @@ final class SandboxCore: Sendable {
     func issued(_ request: TestRequest) -> Bool {
         guard let header = request.header("Authorization"), let space = header.firstIndex(of: " ") else { return false }
         let token = String(header[header.index(after: space)...]).trimmingCharacters(in: .whitespaces)
-        return state.withLockedValue { $0.accessTokens[token] != nil }
+        return state.withLock { $0.accessTokens[token] != nil }
     }
 
     /// The answer to `request`, or `nil` when this sandbox serves nothing at its path (another
@@ -223,7 +223,7 @@ final class SandboxCore: Sendable {
         let alias = path.hasPrefix("/mtls/") && servesMutualTLS
         guard let endpoint = self.endpoint(at: path) else { return nil }
         log(request)
-        let failure: Failure? = state.withLockedValue { state in
+        let failure: Failure? = state.withLock { state in
             state.requestCounts[endpoint, default: 0] += 1
             if alias { state.aliasRequestCounts[endpoint, default: 0] += 1 }
             if endpoint == .token, let grant = Grant(rawValue: request.form.first(named: "grant_type") ?? "") {
@@ -253,7 +253,7 @@ final class SandboxCore: Sendable {
         response.delay = delay
         response.headers += added
         if response.status >= 400, let code = try? JSONValue.parse(response.body).objectValue?["error"]?.stringValue {
-            state.withLockedValue { $0.errorCounts[code, default: 0] += 1 }
+            state.withLock { $0.errorCounts[code, default: 0] += 1 }
         }
         return response
     }
@@ -263,7 +263,7 @@ final class SandboxCore: Sendable {
         case (.discovery, "GET"): return json(discovery(request.serverURL.absoluteString))
         case (.jwks, "GET"):
             do {
-                return json(try state.withLockedValue { try $0.signer.jwks() })
+                return json(try state.withLock { try $0.signer.jwks() })
             } catch {
                 return .text("cannot publish the keys", status: 500)
             }
@@ -311,7 +311,7 @@ final class SandboxCore: Sendable {
     func log(_ request: TestRequest) {
         let entry = SandboxAuthorizationServer.LoggedRequest(
             method: request.method, path: request.path, fields: request.query + request.form)
-        state.withLockedValue { $0.requestLog.append(entry) }
+        state.withLock { $0.requestLog.append(entry) }
     }
 
     /// What the access token of `request` was issued for, for a dialect's API.
@@ -363,10 +363,10 @@ final class SandboxCore: Sendable {
             "grant_types_supported": .array(Grant.allCases.map { .string($0.rawValue) }),
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": .array([
-                .string(state.withLockedValue { $0.signer.algorithm.rawValue })
+                .string(state.withLock { $0.signer.algorithm.rawValue })
             ]),
             "userinfo_signing_alg_values_supported": configuration.signsUserInfo
-                ? .array([.string(state.withLockedValue { $0.signer.algorithm.rawValue })]) : nil,
+                ? .array([.string(state.withLock { $0.signer.algorithm.rawValue })]) : nil,
             "scopes_supported": .array(configuration.scopesSupported.map { .string($0) }),
             "claims_supported": [
                 "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "name", "given_name",
@@ -521,7 +521,7 @@ final class SandboxCore: Sendable {
             )
         }
         var claims = claims(of: record.authorization.subject, scopes: record.authorization.scopes)
-        let alteration = state.withLockedValue { state in
+        let alteration = state.withLock { state in
             state.userInfoAlterations.isEmpty ? nil : state.userInfoAlterations.removeFirst()
         }
         guard configuration.signsUserInfo else {
@@ -534,7 +534,7 @@ final class SandboxCore: Sendable {
         claims["aud"] = .string(record.authorization.clientID)
         let secret = signingSecret(of: record.authorization.clientID)
         guard
-            let jwt = try? state.withLockedValue({ try $0.signer.sign(claims, secret: secret, alteration: alteration) })
+            let jwt = try? state.withLock({ try $0.signer.sign(claims, secret: secret, alteration: alteration) })
         else { return oauthError("server_error", "the userinfo answer could not be signed", status: 500) }
         return TestResponse(status: 200, headers: [("Content-Type", "application/jwt")], body: Data(jwt.utf8))
     }

@@ -2,8 +2,8 @@ import Crypto
 import CryptoExtras
 import Foundation
 import LenientJSON
-import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth
+internal import Synchronization
 
 /// DPoP (RFC 9449) at the sandbox: proofs checked as §4.3 says at the token endpoint and the
 /// protected resources, nonces (§8, §9), and tokens bound to the proof's key (`cnf.jkt`).
@@ -35,7 +35,7 @@ extension SandboxCore {
         let proofs = request.headers.filter { $0.0.lowercased() == "dpop" }.map(\.1)
         guard let proof = proofs.first else { return .success(nil) }
         func refuse(_ reason: String, code: String = "invalid_dpop_proof") -> Result<String?, ProofRefusal> {
-            state.withLockedValue { $0.dpopRefusals.append(reason) }
+            state.withLock { $0.dpopRefusals.append(reason) }
             return .failure(ProofRefusal(response: dpopError(code, reason, site: site)))
         }
         guard !configuration.dpopSigningAlgorithms.isEmpty else { return refuse("this server does not take DPoP") }
@@ -70,7 +70,7 @@ extension SandboxCore {
             case accept
             case refuse(String, code: String)
         }
-        let verdict: Verdict = state.withLockedValue { state in
+        let verdict: Verdict = state.withLock { state in
             if !state.dpopInjections.isEmpty {
                 switch state.dpopInjections.removeFirst() {
                 case .replayed: return .refuse("the proof's jti was used before (injected)", code: "invalid_dpop_proof")
@@ -99,7 +99,7 @@ extension SandboxCore {
     /// A DPoP error with the server's current nonce: an OAuth error at the token endpoint, a 401
     /// with a `DPoP` challenge at a resource.
     func dpopError(_ code: String, _ description: String, site: ProofSite) -> TestResponse {
-        let nonce = state.withLockedValue { $0.dpopNonce }
+        let nonce = state.withLock { $0.dpopNonce }
         let algs = configuration.dpopSigningAlgorithms.joined(separator: " ")
         switch site {
         case .authorizationServer:
@@ -160,7 +160,7 @@ extension SandboxCore {
             return .failure(ProofRefusal(response: invalidToken("no access token")))
         }
         let now = now
-        let record: AccessToken? = state.withLockedValue { state in
+        let record: AccessToken? = state.withLock { state in
             guard let record = state.accessTokens[token] else { return nil }
             guard record.expiresAt > now else {
                 state.accessTokens[token] = nil

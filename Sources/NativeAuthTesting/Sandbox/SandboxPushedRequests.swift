@@ -1,7 +1,7 @@
 import Foundation
 import LenientJSON
-import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth
+internal import Synchronization
 
 /// Pushed authorization requests (RFC 9126) at the sandbox: the endpoint that keeps a client's
 /// parameters, and the authorization endpoint's reading of a `request_uri`.
@@ -50,7 +50,7 @@ extension SandboxCore {
                         !["client_id", "client_secret", "client_assertion", "client_assertion_type"].contains($0.name)
                     },
                 expiresAt: now.addingTimeInterval(lifetime))
-            state.withLockedValue { $0.pushedRequests[uri] = pushed }
+            state.withLock { $0.pushedRequests[uri] = pushed }
             var response = json(["request_uri": .string(uri), "expires_in": .integer(Int64(lifetime.rounded()))])
             response.status = 201
             return response
@@ -72,7 +72,7 @@ extension SandboxCore {
             }
             return .success(query)
         }
-        let pushed = state.withLockedValue { $0.pushedRequests.removeValue(forKey: uri) }
+        let pushed = state.withLock { $0.pushedRequests.removeValue(forKey: uri) }
         guard let pushed, pushed.clientID == query.first(named: "client_id") else {
             return .failure(
                 Refusal(

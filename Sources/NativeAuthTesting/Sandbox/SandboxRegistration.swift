@@ -1,7 +1,7 @@
 import Foundation
 import LenientJSON
-import NIOConcurrencyHelpers
 import NativeAuth
+internal import Synchronization
 
 /// Dynamic client registration (RFC 7591) and Client ID Metadata Documents: the clients the
 /// sandbox learns while it runs.
@@ -18,7 +18,7 @@ extension SandboxCore {
         guard let id else { return nil }
         if let configured = configuration.clients.first(where: { $0.id == id }) { return configured }
         let now = now
-        if let registered = state.withLockedValue({ $0.registeredClients[id] }) {
+        if let registered = state.withLock({ $0.registeredClients[id] }) {
             guard registered.secretExpiresAt.map({ $0 > now }) ?? true else { return nil }
             return registered.client
         }
@@ -74,7 +74,7 @@ extension SandboxCore {
             IssuedSecrets.record([client.secret].compactMap { $0 })
             expiresAt = configuration.registeredSecretLifetime.map { issued.addingTimeInterval($0.timeInterval) }
         }
-        state.withLockedValue {
+        state.withLock {
             $0.registeredClients[client.id] = RegisteredClient(client: client, secretExpiresAt: expiresAt)
         }
         var answer = object
@@ -82,7 +82,7 @@ extension SandboxCore {
         answer["client_id_issued_at"] = .integer(Int64(issued.timeIntervalSince1970))
         answer["token_endpoint_auth_method"] = .string(method)
         // As OIDC Dynamic Client Registration §2's servers do: the algorithm its ID tokens come in.
-        answer["id_token_signed_response_alg"] = .string(state.withLockedValue { $0.signer.algorithm.rawValue })
+        answer["id_token_signed_response_alg"] = .string(state.withLock { $0.signer.algorithm.rawValue })
         if let secret = client.secret {
             answer["client_secret"] = .string(secret)
             answer["client_secret_expires_at"] = .integer(expiresAt.map { Int64($0.timeIntervalSince1970) } ?? 0)
