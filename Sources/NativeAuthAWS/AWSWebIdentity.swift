@@ -1,5 +1,6 @@
 public import Foundation
 internal import HTTPTypes
+internal import LenientJSON
 @_spi(Provider) public import NativeAuth
 
 /// Temporary AWS credentials for a role, from STS `AssumeRoleWithWebIdentity` with the sign-in's
@@ -153,16 +154,17 @@ public struct AWSWebIdentity: Sendable {
         if let durationSeconds { fields.append(FormField("DurationSeconds", String(durationSeconds))) }
         var request = HTTPRequest(method: .post, url: endpoint)
         request.headerFields[.contentType] = FormURLEncoding.mediaType + "; charset=utf-8"
-        request.headerFields[.accept] = "text/xml"
+        // STS's Query API answers in JSON when asked so (STSAnswer).
+        request.headerFields[.accept] = "application/json"
         let (response, body) = try await transport.send(request, body: Data(FormURLEncoding.encode(fields).utf8))
-        let answer = STSResponse(body)
         guard response.status.code == 200 else {
-            throw STSError.mapped(status: response.status.code, answer: answer, roleARN: roleARN)
+            throw STSError.mapped(status: response.status.code, refusal: STSAnswer.refusal(in: body), roleARN: roleARN)
         }
-        guard let answer, answer.root == "AssumeRoleWithWebIdentityResponse",
-            let key = answer.elements["AccessKeyId"], let secret = answer.elements["SecretAccessKey"],
-            let session = answer.elements["SessionToken"], !key.isEmpty, !secret.isEmpty, !session.isEmpty,
-            let expiration = answer.elements["Expiration"].flatMap(STSResponse.date)
+        let result = STSAnswer.result(of: "AssumeRoleWithWebIdentity", in: body)
+        let issued = result?["Credentials"]?.objectValue
+        guard let key = issued?["AccessKeyId"]?.stringValue, let secret = issued?["SecretAccessKey"]?.stringValue,
+            let session = issued?["SessionToken"]?.stringValue, !key.isEmpty, !secret.isEmpty, !session.isEmpty,
+            let expiration = STSAnswer.date(issued?["Expiration"])
         else {
             throw AuthError(
                 .responseMalformed,
@@ -171,7 +173,7 @@ public struct AWSWebIdentity: Sendable {
         }
         return AWSCredentials(
             accessKeyID: key, secretAccessKey: secret, sessionToken: session, expiration: expiration,
-            assumedRoleARN: answer.elements["Arn"])
+            assumedRoleARN: result?["AssumedRoleUser"]?.objectValue?["Arn"]?.stringValue)
     }
 
     /// `nativeauth-SUBJECT` in the characters STS allows (`[\w+=,.@-]`), 2 to 64 of them.

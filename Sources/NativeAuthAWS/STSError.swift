@@ -12,15 +12,15 @@ enum STSError {
         "PackedPolicyTooLarge",
     ]
 
-    /// The error for a non-200 answer of STS (`answer`: its XML, when it was XML).
-    static func mapped(status: Int, answer: STSResponse?, roleARN: String) -> AuthError {
-        guard let answer, answer.root == "ErrorResponse", let code = answer.elements["Code"] else {
+    /// The error for a non-200 answer of STS (`refusal`: its error's code and message, when it
+    /// was STS's error).
+    static func mapped(status: Int, refusal: (code: String, message: String?)?, roleARN: String) -> AuthError {
+        guard let (code, message) = refusal else {
             return AuthError(
                 status >= 500 ? .serverError : .responseMalformed,
                 "STS answered HTTP \(status) without an STS error",
                 hint: "check the STS endpoint (AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, the region)", status: status)
         }
-        let message = answer.elements["Message"]
         // A code STS documents is one of its names, not a secret, though it is a long camel-case
         // word that the scrubbing of AuthError's text would take for one; any other is scrubbed.
         let shownCode = knownCodes.contains(code) ? code : AuthError(.requestFailed, code).message

@@ -14,46 +14,49 @@ import Testing
 @Suite(.testLogging) struct AWSWebIdentityTests {
     static let role = "arn:aws:iam::123456789012:role/FederatedWebIdentityRole"
 
-    /// STS's answer, from the AssumeRoleWithWebIdentity API reference's example.
-    static func answer(expiration: String = "2036-10-24T23:00:23Z", key: String = "ASgeIAIOSFODNN7EXAMPLE") -> String {
-        """
-        <AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
-          <AssumeRoleWithWebIdentityResult>
-            <SubjectFromWebIdentityToken>amzn1.account.AF6RHO7KZU5XRVQJGXK6HB56KR2A</SubjectFromWebIdentityToken>
-            <Audience>client.5498841531868486423.1548@apps.example.com</Audience>
-            <AssumedRoleUser>
-              <Arn>arn:aws:sts::123456789012:assumed-role/FederatedWebIdentityRole/app1</Arn>
-              <AssumedRoleId>AROACLKWSDQRAOEXAMPLE:app1</AssumedRoleId>
-            </AssumedRoleUser>
-            <Credentials>
-              <SessionToken>AQoDYXdzEE0a8ANXXXXXXXXNO1ewxE5TijQyp+IEXAMPLE</SessionToken>
-              <SecretAccessKey>wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY</SecretAccessKey>
-              <Expiration>\(expiration)</Expiration>
-              <AccessKeyId>\(key)</AccessKeyId>
-            </Credentials>
-            <SourceIdentity>SourceIdentityValue</SourceIdentity>
-            <Provider>www.amazon.com</Provider>
-          </AssumeRoleWithWebIdentityResult>
-          <ResponseMetadata><RequestId>ad4156e9-bce1-11e2-82e6-6b6efEXAMPLE</RequestId></ResponseMetadata>
-        </AssumeRoleWithWebIdentityResponse>
-        """
+    /// STS's answer, from the AssumeRoleWithWebIdentity API reference's example, in the JSON STS
+    /// gives when asked with `Accept: application/json` (its times as seconds since 1970, or as
+    /// the XML's text, as moto writes them).
+    static func answer(expiration: JSONValue = 2_108_761_223, key: String = "ASgeIAIOSFODNN7EXAMPLE") -> String {
+        let result: JSONObject = [
+            "SubjectFromWebIdentityToken": "amzn1.account.AF6RHO7KZU5XRVQJGXK6HB56KR2A",
+            "Audience": "client.5498841531868486423.1548@apps.example.com",
+            "AssumedRoleUser": [
+                "Arn": "arn:aws:sts::123456789012:assumed-role/FederatedWebIdentityRole/app1",
+                "AssumedRoleId": "AROACLKWSDQRAOEXAMPLE:app1",
+            ],
+            "Credentials": [
+                "SessionToken": "AQoDYXdzEE0a8ANXXXXXXXXNO1ewxE5TijQyp+IEXAMPLE",
+                "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",
+                "Expiration": expiration,
+                "AccessKeyId": .string(key),
+            ],
+            "SourceIdentity": "SourceIdentityValue",
+            "Provider": "www.amazon.com",
+        ]
+        let document: JSONObject = [
+            "AssumeRoleWithWebIdentityResponse": [
+                "AssumeRoleWithWebIdentityResult": .object(result),
+                "ResponseMetadata": ["RequestId": "ad4156e9-bce1-11e2-82e6-6b6efEXAMPLE"],
+            ]
+        ]
+        return (try? JSONValue.object(document).encodedString()) ?? ""
     }
 
     /// The URL `text` names.
     static func url(_ text: String) throws -> URL { try #require(URL(string: text)) }
 
-    /// STS's error document (the Query protocol's).
+    /// STS's error document, in JSON.
     static func refusal(_ code: String, _ message: String) -> String {
-        """
-        <ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
-          <Error><Type>Sender</Type><Code>\(code)</Code><Message>\(message)</Message></Error>
-          <RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId>
-        </ErrorResponse>
-        """
+        let document: JSONObject = [
+            "Error": ["Type": "Sender", "Code": .string(code), "Message": .string(message)],
+            "RequestId": "c6104cbe-af31-11e0-8154-cbc7ccf896c7",
+        ]
+        return (try? JSONValue.object(document).encodedString()) ?? ""
     }
 
-    static func xml(_ text: String, status: HTTPResponse.Status = .ok) -> (HTTPResponse, Data) {
-        (HTTPResponse(status: status, headerFields: [.contentType: "text/xml"]), Data(text.utf8))
+    static func json(_ text: String, status: HTTPResponse.Status = .ok) -> (HTTPResponse, Data) {
+        (HTTPResponse(status: status, headerFields: [.contentType: "application/json"]), Data(text.utf8))
     }
 
     @Test func theRequestIsTheDocumentedUnsignedOneAndTheAnswerIsRead() async throws {
@@ -62,8 +65,9 @@ import Testing
             #expect(request.method == .post && request.url?.host == "sts.eu-west-1.amazonaws.com")
             #expect(request.headerFields[.authorization] == nil, "AssumeRoleWithWebIdentity is unsigned")
             #expect(request.headerFields[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true)
+            #expect(request.headerFields[.accept] == "application/json", "STS answers JSON when asked so")
             seen.update { $0 = FormURLEncoding.decode(String(decoding: body ?? Data(), as: UTF8.self)) }
-            return Self.xml(Self.answer())
+            return Self.json(Self.answer())
         }
         let identity = try AWSWebIdentity(
             roleARN: Self.role, endpoint: AWSWebIdentity.endpoint(region: "eu-west-1", environment: [:]),
@@ -79,7 +83,7 @@ import Testing
         #expect(form.first(named: "RoleSessionName") == "nativeauth-alice@example.com-1")
         #expect(credentials.accessKeyID == "ASgeIAIOSFODNN7EXAMPLE")
         #expect(credentials.secretAccessKey == "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY")
-        #expect(credentials.expiration == (try Date("2036-10-24T23:00:23Z", strategy: .iso8601)))
+        #expect(credentials.expiration == Date(timeIntervalSince1970: 2_108_761_223))
         #expect(credentials.assumedRoleARN == "arn:aws:sts::123456789012:assumed-role/FederatedWebIdentityRole/app1")
         // What is printed of them holds neither secret.
         for text in [
@@ -91,11 +95,11 @@ import Testing
         let printed = try #require(try JSONValue.parse(Data(credentials.credentialProcessJSON.utf8)).objectValue)
         #expect(printed["Version"] == JSONValue.integer(1) && printed["AccessKeyId"] == "ASgeIAIOSFODNN7EXAMPLE")
         #expect(printed["SessionToken"] == "AQoDYXdzEE0a8ANXXXXXXXXNO1ewxE5TijQyp+IEXAMPLE")
-        #expect(printed["Expiration"] == "2036-10-24T23:00:23Z")
+        #expect(printed["Expiration"] == "2036-10-27T23:00:23Z")
     }
 
-    @Test func moto_sFractionalSecondsAreRead() async throws {
-        let transport = FakeTransport { _, _ in Self.xml(Self.answer(expiration: "2036-11-27T23:50:59.521960Z")) }
+    @Test func moto_sTextTimesWithFractionalSecondsAreRead() async throws {
+        let transport = FakeTransport { _, _ in Self.json(Self.answer(expiration: "2036-11-27T23:50:59.521960Z")) }
         let identity = try AWSWebIdentity(roleARN: Self.role, endpoint: try Self.url("http://127.0.0.1:9/"))
         let credentials = try await identity.assumeRole(with: "t", subject: nil, transport: transport)
         #expect(credentials.expiration == (try Date("2036-11-27T23:50:59Z", strategy: .iso8601)))
@@ -113,7 +117,7 @@ import Testing
         ("Throttling", "Rate exceeded", "rate_limited"),
     ])
     func stsRefusalsMapToACodeAndAHint(code: String, message: String, expected: String) async throws {
-        let transport = FakeTransport { _, _ in Self.xml(Self.refusal(code, message), status: .badRequest) }
+        let transport = FakeTransport { _, _ in Self.json(Self.refusal(code, message), status: .badRequest) }
         let identity = try AWSWebIdentity(roleARN: Self.role, endpoint: try Self.url("https://sts.amazonaws.com"))
         let error = await #expect(throws: AuthError.self) {
             try await identity.assumeRole(with: "secret-web-identity-token", subject: nil, transport: transport)
@@ -147,35 +151,31 @@ import Testing
         }
     }
 
-    /// The reader of STS's XML (the module's own, not libxml2's): what XML allows STS to write is
-    /// read, and what is not a well-formed document without a DTD is nothing.
-    @Test func stsXMLIsReadAsXMLSaysAndAnythingElseIsNothing() throws {
-        let answer = try #require(STSResponse(Data(Self.answer().utf8)))
-        #expect(answer.root == "AssumeRoleWithWebIdentityResponse")
-        #expect(answer.elements["AccessKeyId"] == "ASgeIAIOSFODNN7EXAMPLE")
-        #expect(answer.elements["Credentials"] == "")
-        let written = """
-            \u{FEFF}<?xml version="1.0" encoding="UTF-8"?>
-            <!-- STS -->
-            <ErrorResponse xmlns='https://sts.amazonaws.com/doc/2011-06-15/' a = "x>y">
-              <Error><Type>Sender</Type><Code >AccessDenied</Code >
-              <Message>Not &lt;authorized&gt; &amp; &quot;no&quot; &apos;role&apos; &#65;&#x42;<![CDATA[ <&> ]]></Message>
-              <Empty/><Empty2 x="1" /></Error>
-            </ErrorResponse>
-
-            """
-        let refusal = try #require(STSResponse(Data(written.utf8)))
-        #expect(refusal.root == "ErrorResponse")
-        #expect(refusal.elements["Code"] == "AccessDenied")
-        #expect(refusal.elements["Message"] == #"Not <authorized> & "no" 'role' AB <&>"#)
-        #expect(refusal.elements["Empty"] == "" && refusal.elements["Empty2"] == "")
+    /// STS's JSON, read with LenientJSON: its answer and its error (at the top, or in an
+    /// `ErrorResponse`), its times in either form; an XML answer, an HTML page or another document
+    /// is nothing.
+    @Test func stsJSONIsReadAndAnythingElseIsNothing() throws {
+        let result = try #require(STSAnswer.result(of: "AssumeRoleWithWebIdentity", in: Data(Self.answer().utf8)))
+        #expect(result["Credentials"]?.objectValue?["AccessKeyId"] == "ASgeIAIOSFODNN7EXAMPLE")
+        #expect(STSAnswer.result(of: "GetCallerIdentity", in: Data(Self.answer().utf8)) == nil)
+        let refusal = try #require(STSAnswer.refusal(in: Data(Self.refusal("AccessDenied", "Not authorized").utf8)))
+        #expect(refusal.code == "AccessDenied" && refusal.message == "Not authorized")
+        let wrapped = #"{"ErrorResponse": {"Error": {"Code": "Throttling", "Message": "Rate exceeded"}}}"#
+        #expect(STSAnswer.refusal(in: Data(wrapped.utf8))?.code == "Throttling")
+        #expect(STSAnswer.date(.double(1.7000136e9)) == Date(timeIntervalSince1970: 1_700_013_600))
+        #expect(STSAnswer.date(.integer(1_700_013_600)) == Date(timeIntervalSince1970: 1_700_013_600))
+        #expect(STSAnswer.date("2023-11-15T02:00:00Z") == Date(timeIntervalSince1970: 1_700_013_600))
+        #expect(STSAnswer.date("2023-11-15T02:00:00.123456Z") == Date(timeIntervalSince1970: 1_700_013_600))
+        for notADate: JSONValue in ["tomorrow", .bool(true), .null, .double(.infinity)] {
+            #expect(STSAnswer.date(notADate) == nil, "\(notADate)")
+        }
         for notSTS in [
-            "", "   ", "plain text", "<html><body>Bad gateway<br></body></html>", "<a><b></a></b>", "<a>",
-            "<a></a><b></b>", "<a></a>trailing", "<!DOCTYPE a [<!ENTITY x \"y\">]><a>&x;</a>", "<a>&unknown;</a>",
-            "<a>&amp</a>", "<a><!-- unterminated</a>", "<a><![CDATA[ open</a>", "<a b=c></a>", "<a b=\"c></a>",
-            "<1a></1a>",
+            "", "   ", "plain text", "<html><body>Bad gateway<br></body></html>", "[1, 2]", #"{"Error": "x"}"#,
+            #"<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>"#,
+            #"<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult/></AssumeRoleWithWebIdentityResponse>"#,
         ] {
-            #expect(STSResponse(Data(notSTS.utf8)) == nil, "\(notSTS)")
+            #expect(STSAnswer.refusal(in: Data(notSTS.utf8)) == nil, "\(notSTS)")
+            #expect(STSAnswer.result(of: "AssumeRoleWithWebIdentity", in: Data(notSTS.utf8)) == nil, "\(notSTS)")
         }
     }
 
@@ -267,7 +267,8 @@ import Testing
             let form = FormURLEncoding.decode(String(decoding: body ?? Data(), as: UTF8.self))
             #expect(form.first(named: "WebIdentityToken")?.hasSuffix(".c2ln") == true, "the ID token")
             try await Task.sleep(for: .milliseconds(50))
-            return Self.xml(Self.answer(expiration: expiry.value.formatted(.iso8601), key: "ASIAKEY\(calls.value)"))
+            return Self.json(
+                Self.answer(expiration: .string(expiry.value.formatted(.iso8601)), key: "ASIAKEY\(calls.value)"))
         }
         let identity = try AWSWebIdentity(roleARN: Self.role, endpoint: try Self.url("https://sts.amazonaws.com"))
         let keys = try await withThrowingTaskGroup(of: String.self) { group in
@@ -307,7 +308,7 @@ import Testing
     @Test func aRefusalStoresNothingAndADPoPBoundAccessTokenIsNotSent() async throws {
         let (auth, store) = try await Self.signedIn()
         let refusing = FakeTransport { _, _ in
-            Self.xml(Self.refusal("AccessDenied", "Not authorized"), status: .forbidden)
+            Self.json(Self.refusal("AccessDenied", "Not authorized"), status: .forbidden)
         }
         let identity = try AWSWebIdentity(roleARN: Self.role, endpoint: try Self.url("https://sts.amazonaws.com"))
         await #expect(throws: AuthError.self) { try await identity.credentials(from: auth, transport: refusing) }

@@ -21,7 +21,9 @@ tests (kubectl's exec credential plugin, git's credential helper).
         started in this process on 127.0.0.1 (moto does not verify web identity tokens): an AssumeRoleWithWebIdentity's WebIdentityToken must pass the
         checks above (as an IAM OIDC identity provider for ISSUER with CLIENT_ID as its audience
         would do them), else STS's own InvalidIdentityToken error comes back; everything else is
-        passed on as it is. The credentials moto issues are recorded as secrets.
+        passed on as it is. A request with Accept: application/json gets STS's JSON answer (moto
+        5.2.5 gives JSON for the Query protocol's ContentType=JSON parameter, not for the header,
+        so the proxy adds the parameter). The credentials moto issues are recorded as secrets.
     token_checking_server.py google-sts ISSUER CLIENT_ID
         an RFC 8693 token endpoint as Google's Security Token Service answers it (POST /v1/token):
         the subject token must be an OIDC token passing the checks above, of the subject token type
@@ -183,10 +185,15 @@ def record_secrets(*values):
             file.write("".join(value + "\n" for value in values if value))
 
 
-def sts_error(code, message, status=400):
-    """STS's error document (the Query protocol's), as AWS answers it."""
+def sts_error(code, message, status=400, wants_json=False):
+    """STS's error document (the Query protocol's), as AWS answers it: JSON when the request asked
+    for JSON (Accept: application/json), else XML."""
     from xml.sax.saxutils import escape
 
+    if wants_json:
+        document = {"Error": {"Type": "Sender", "Code": code, "Message": message},
+                    "RequestId": "c6104cbe-af31-11e0-8154-cbc7ccf896c7"}
+        return status, json.dumps(document).encode(), "application/json"
     return status, (
         '<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>'
         f"<Code>{escape(code)}</Code><Message>{escape(message)}</Message></Error>"
@@ -301,11 +308,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         form = dict(urllib.parse.parse_qsl(body.decode(errors="replace")))
         action = form.get("Action") or "signed-request"
+        # STS answers JSON to Accept: application/json; moto keys its JSON answer on the Query
+        # protocol's ContentType=JSON parameter instead, which is added for it.
+        wants_json = "application/json" in (self.headers.get("Accept") or "")
         if action == "AssumeRoleWithWebIdentity":
             user, refused = checked_user(form.get("WebIdentityToken"))
             if refused:
                 self.log_line(action, 400, f"refused={refused}")
-                return sts_error("InvalidIdentityToken", f"Couldn't verify the token ({refused}).")
+                return sts_error("InvalidIdentityToken", f"Couldn't verify the token ({refused}).", wants_json=wants_json)
+        if wants_json and "ContentType" not in form:
+            body = body + b"&ContentType=JSON"
         request = urllib.request.Request(UPSTREAM + self.path, data=body or None, method=self.command)
         for name in ("Content-Type", "Authorization", "X-Amz-Date", "X-Amz-Security-Token", "User-Agent"):
             if self.headers.get(name):
@@ -316,8 +328,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except urllib.error.HTTPError as error:
             status, answer, kind = error.code, error.read(), error.headers.get("Content-Type", "text/xml")
         if action == "AssumeRoleWithWebIdentity" and status == 200:
-            root = ElementTree.fromstring(answer)
-            secrets = [e.text for e in root.iter() if e.tag.split("}")[-1] in ("SecretAccessKey", "SessionToken")]
+            if wants_json:
+                issued = json.loads(answer)["AssumeRoleWithWebIdentityResponse"]["AssumeRoleWithWebIdentityResult"]
+                secrets = [issued["Credentials"].get(name) for name in ("SecretAccessKey", "SessionToken")]
+            else:
+                root = ElementTree.fromstring(answer)
+                secrets = [e.text for e in root.iter() if e.tag.split("}")[-1] in ("SecretAccessKey", "SessionToken")]
             record_secrets(*secrets)
             self.log_line(action, status, f"user={user} role={form.get('RoleArn')} duration={form.get('DurationSeconds')}")
         else:
