@@ -4,6 +4,7 @@ internal import Logging
 internal import NativeAuth
 internal import NativeAuthAgent
 internal import NativeAuthKeyring
+internal import NativeAuthPresenters
 
 #if canImport(Glibc)
     import Glibc
@@ -188,16 +189,10 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 actor AgentConfirmation {
     static let shared = AgentConfirmation()
 
-    /// Asks on the controlling terminal (`/dev/tty`); no terminal, or anything but `y`/`yes`, refuses.
+    /// Asks on the controlling terminal (`/dev/tty`) within two minutes; no terminal, no answer in
+    /// time, or anything but `y`/`yes`, refuses.
     func askTerminal(_ request: AgentServer.Request) async -> Bool {
-        guard let tty = FileHandle(forUpdatingAtPath: "/dev/tty") else { return false }
-        defer { try? tty.close() }
-        tty.write(Data("Allow? \(request) [y/N] ".utf8))
-        // A blocking read, on a thread of its own rather than one of Swift's pool.
-        let line = await withCheckedContinuation { (answer: CheckedContinuation<String?, Never>) in
-            Thread { answer.resume(returning: Self.readLine(tty)) }.start()
-        }
-        return ["y", "yes"].contains(line?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
+        await TerminalQuestion("Allow? \(request)", timeout: .seconds(120)).isYesOnControllingTerminal()
     }
 
     /// Asks through `command` with the question as its last argument, within two minutes: exit 0
@@ -212,16 +207,6 @@ actor AgentConfirmation {
         process.environment = ChildProcess.childEnvironment(ProcessInfo.processInfo.environment)
         let result = try? await ChildProcess.runToEnd(process, timeout: .seconds(120)) { () }
         return result?.status == 0 && result?.timedOut == false
-    }
-
-    private static func readLine(_ handle: FileHandle) -> String? {
-        var bytes: [UInt8] = []
-        while bytes.count < 64 {
-            let piece = handle.readData(ofLength: 1)
-            guard let byte = piece.first, byte != 0x0A else { break }
-            bytes.append(byte)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

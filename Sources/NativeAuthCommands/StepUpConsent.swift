@@ -80,10 +80,9 @@ extension CommandSupport {
         isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 && !bodyFromStandardInput
     }
 
-    /// Asks `question` on standard error with `[y/N]`; whether the line typed is y or yes.
+    /// Asks `question` on standard error with `[y/N]`; whether the line typed within two minutes
+    /// is y or yes.
     static func answersYes(_ question: String) async throws -> Bool {
-        FileHandle.standardError.write(Data((question + " [y/N] ").utf8))
-        let answer = try await StandardInputLineReader().readLine() ?? ""
-        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        try await TerminalQuestion(question).isYesOnStandardInput()
     }
 }

@@ -23,10 +23,11 @@ struct PastePrompt: Sendable {
         handler: @Sendable (AuthorizationCallback) -> CallbackDisposition<Outcome>
     ) async -> Result<Outcome, AuthError>? {
         var wrong = 0
+        var again = ""
         while true {
             let line: String?
             do {
-                line = try await reader.readLine()
+                line = try await TerminalQuestion(again, timeout: nil).answer(from: reader, writing: output.write)
             } catch is CancellationError {
                 return nil
             } catch {
@@ -67,7 +68,7 @@ struct PastePrompt: Sendable {
                     )
                 )
             }
-            output.write("That did not work: \(problem). Try again (\(maximumAttempts - wrong) left):")
+            again = "That did not work: \(problem). Try again (\(maximumAttempts - wrong) left):"
         }
     }
 

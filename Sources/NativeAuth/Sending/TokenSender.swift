@@ -171,7 +171,7 @@ extension ExchangeClient {
 
     /// The error of an answer that asks for a stronger sign-in or a scope the token lacks, as the
     /// sender reads it (for a stack that acts on its own answers); `nil` for any other answer.
-    func stepUpRefusal(_ response: HTTPResponse) -> AuthError? {
+    package func stepUpRefusal(_ response: HTTPResponse) -> AuthError? {
         let answer = ResourceAnswer(response)
         switch ResourceRetry.next(after: answer, ResourceRetry.Attempt(followsResourceMetadata: false)) {
         case .fail(let failure) where failure != .tokenRefused && failure != .nonceMissing:
