@@ -49,12 +49,12 @@ public struct AWSWebIdentity: Sendable {
         else {
             throw AuthError(
                 .configurationInvalid, "\(roleARN.debugDescription) is not an IAM role ARN",
-                hint: "give the role as arn:aws:iam::ACCOUNT:role/NAME", field: "role_arn")
+                hint: "give the role as arn:aws:iam::ACCOUNT:role/NAME", field: Setting.awsRoleARN.key)
         }
         if let durationSeconds, !(900...43_200).contains(durationSeconds) {
             throw AuthError(
                 .configurationInvalid, "STS gives credentials for 900 to 43200 seconds, not \(durationSeconds)",
-                hint: "give a duration the role's maximum session duration allows", field: "duration")
+                hint: "give a duration the role's maximum session duration allows", field: Setting.awsDuration.key)
         }
         try EndpointPolicy.validate(endpoint)
         self.roleARN = roleARN
@@ -92,7 +92,7 @@ public struct AWSWebIdentity: Sendable {
         else {
             throw AuthError(
                 .configurationInvalid, "\(region.debugDescription) is not an AWS region",
-                hint: "give a region like eu-west-1", field: "aws_region")
+                hint: "give a region like eu-west-1", field: Setting.awsRegion.key)
         }
         return url
     }
@@ -122,7 +122,7 @@ public struct AWSWebIdentity: Sendable {
                 throw AuthError(
                     .configurationInvalid,
                     "the access token is DPoP-bound (RFC 9449), and STS cannot present a proof for it",
-                    hint: "send the ID token, or turn `dpop` off for this configuration", field: "dpop")
+                    hint: "send the ID token, or turn `dpop` off for this configuration", field: Setting.dpop.key)
             }
             let credentials = try await assumeRole(with: token, subject: tokens.subject, transport: transport)
             return DerivedCredential(
@@ -182,4 +182,19 @@ public struct AWSWebIdentity: Sendable {
         let cleaned = String((subject ?? "").map { allowed.contains($0) ? $0 : "-" })
         return String(("nativeauth" + (cleaned.isEmpty ? "" : "-" + cleaned)).prefix(64))
     }
+}
+
+extension Setting where Value == String {
+    /// `role_arn`: the IAM role whose credentials are asked for (``AWSWebIdentity``).
+    public static let awsRoleARN = Setting(
+        "role_arn", help: "The IAM role to assume, as arn:aws:iam::ACCOUNT:role/NAME.", valueName: "arn",
+        group: SettingGroup(rawValue: "aws"), parse: .text)
+    /// `duration`: how long the credentials are asked for, in seconds (``AWSWebIdentity``).
+    public static let awsDuration = Setting(
+        "duration", help: "How long the credentials last, 900 to 43200 seconds.", valueName: "seconds",
+        group: SettingGroup(rawValue: "aws"), parse: .text)
+    /// `aws_region`: the region whose STS endpoint is asked (``AWSWebIdentity``).
+    public static let awsRegion = Setting(
+        "aws_region", help: "The AWS region whose STS is asked, like eu-west-1.", valueName: "region",
+        group: SettingGroup(rawValue: "aws"), parse: .text)
 }

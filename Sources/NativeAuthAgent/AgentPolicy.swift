@@ -1,6 +1,6 @@
 public import Foundation
 internal import LenientJSON
-internal import NativeAuth
+public import NativeAuth
 
 #if canImport(Glibc)
     import Glibc
@@ -64,7 +64,7 @@ public struct AgentPolicy: Sendable, Equatable {
     /// - Throws: `AuthError` (`configuration_invalid`) naming the file and what is wrong in it.
     public init(contentsOf path: String) throws {
         func invalid(_ problem: String) -> AuthError {
-            AuthError(.configurationInvalid, "the agent's policy \(path) \(problem)", field: "policy")
+            AuthError(.configurationInvalid, "the agent's policy \(path) \(problem)", field: Setting.agentPolicy.key)
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw invalid("cannot be read") }
         guard let object = try? JSONValue.parse(data).objectValue else { throw invalid("is not a JSON object") }
@@ -143,4 +143,15 @@ public struct AgentPolicy: Sendable, Equatable {
         let base = resource.path.hasSuffix("/") ? resource.path : resource.path + "/"
         return url.path == resource.path || url.path.hasPrefix(base) || resource.path.isEmpty
     }
+}
+
+extension Setting where Value == String {
+    /// `policy`: the agent's policy file (``AgentPolicy/init(contentsOf:)``), what its errors name.
+    public static let agentPolicy = Setting(
+        "policy", help: "A JSON policy file: which uids, accounts and resources the agent serves, and how.",
+        valueName: "file", group: SettingGroup(rawValue: "agent"), isPath: true, parse: .text)
+    /// `socket`: where the agent listens (``AgentServer``).
+    public static let agentSocket = Setting(
+        "socket", help: "Where the agent listens: a Unix socket in a directory only its owner can write.",
+        valueName: "path", group: SettingGroup(rawValue: "agent"), isPath: true, parse: .text)
 }

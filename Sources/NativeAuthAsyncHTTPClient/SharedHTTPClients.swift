@@ -159,44 +159,46 @@ final class SharedHTTPClients: Sendable {
             tls.trustRoots = .file(store)
         }
         if let caFile = settings.caFile {
-            try readable(caFile, setting: "ca_file", directoryAllowed: false)
+            try readable(caFile, setting: Setting.caFile.key, directoryAllowed: false)
             do {
                 tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(caFile))]
             } catch {
                 throw AuthError(
                     .configurationInvalid, "the CA file \(caFile) holds no PEM certificate",
-                    hint: "pass a file of -----BEGIN CERTIFICATE----- blocks", field: "ca_file", underlying: error)
+                    hint: "pass a file of -----BEGIN CERTIFICATE----- blocks", field: Setting.caFile.key,
+                    underlying: error)
             }
         }
         switch (settings.clientCertificateFile, settings.clientKeyFile) {
         case (nil, nil):
             break
         case (let certificate?, let key?):
-            try readable(certificate, setting: "client_cert", directoryAllowed: false)
+            try readable(certificate, setting: Setting.clientCertificate.key, directoryAllowed: false)
             let keyFile = try SecretFile(key, what: "client key")
             guard !keyFile.othersMayAccess else {
                 throw AuthError(
                     .configurationInvalid, "the client key \(key) can be read or changed by other users",
-                    hint: "run: chmod 600 '\(key)' (and make it yours)", field: "client_key")
+                    hint: "run: chmod 600 '\(key)' (and make it yours)", field: Setting.clientKey.key)
             }
             do {
                 tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
             } catch {
                 throw AuthError(
                     .configurationInvalid, "the client certificate \(certificate) holds no PEM certificate",
-                    field: "client_cert", underlying: error)
+                    field: Setting.clientCertificate.key, underlying: error)
             }
             do {
                 tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(keyFile.contents), format: .pem))
             } catch {
                 throw AuthError(
                     .configurationInvalid, "the client key \(key) is not a PEM private key",
-                    field: "client_key", underlying: error)
+                    field: Setting.clientKey.key, underlying: error)
             }
         case (nil, _?):
-            throw AuthError(.configurationInvalid, "a client key needs its certificate", field: "client_cert")
+            throw AuthError(
+                .configurationInvalid, "a client key needs its certificate", field: Setting.clientCertificate.key)
         case (_?, nil):
-            throw AuthError(.configurationInvalid, "a client certificate needs its key", field: "client_key")
+            throw AuthError(.configurationInvalid, "a client certificate needs its key", field: Setting.clientKey.key)
         }
         return tls
     }

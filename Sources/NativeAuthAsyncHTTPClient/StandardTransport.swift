@@ -73,7 +73,7 @@ public enum StandardTransport {
                     throw AuthError(
                         .configurationInvalid,
                         "the URLSession transport cannot use a CA file or a client certificate",
-                        hint: "use the asynchttpclient `http_transport`", field: "http_transport")
+                        hint: "use the asynchttpclient `http_transport`", field: Setting.httpTransport.key)
                 }
                 logger.trace("HTTP transport", metadata: ["transport": "URLSession"])
                 return URLSessionTransport(logger: logger)
@@ -81,7 +81,7 @@ public enum StandardTransport {
                 throw AuthError(
                     .configurationInvalid, "the URLSession transport is not in this build on Linux",
                     hint: "use the asynchttpclient `http_transport` (the default): it has proxies and a private CA",
-                    field: "http_transport")
+                    field: Setting.httpTransport.key)
             #endif
         }
     }

@@ -26,7 +26,18 @@ public struct Auth0Provider: AuthProvider {
     public var offlineAccessNeedsConsent: Bool { false }
 
     /// `domain`, `audience` and `logout`.
-    public static let settings: [ProviderSetting] = [.auth0Domain, .auth0Audience, .auth0Logout]
+    public static let settings: [ProviderSetting] = [
+        Setting.auth0Domain.declaration, Setting.auth0Audience.declaration, Setting.auth0Logout.declaration,
+    ]
+
+    /// Which logout page ends the session: `/oidc/logout` (RP-Initiated Logout), or the older
+    /// `/v2/logout`.
+    public enum Logout: String, Sendable, CaseIterable {
+        /// `/oidc/logout`, the default.
+        case oidc
+        /// `/v2/logout`.
+        case legacy
+    }
 
     public let configuration: ProviderConfiguration
     /// The API identifier access tokens are asked for, when configured.
@@ -38,20 +49,13 @@ public struct Auth0Provider: AuthProvider {
     public init(configuration: ProviderConfiguration) throws {
         var configuration = configuration
         if configuration.issuer == nil {
-            guard var domain = try configuration.value(of: .auth0Domain) else { throw AuthError.missing(.auth0Domain) }
-            if let range = domain.range(of: "://") { domain = String(domain[range.upperBound...]) }
-            while domain.hasSuffix("/") { domain.removeLast() }
-            guard !domain.isEmpty, !domain.contains("/"), let issuer = URL(string: "https://\(domain)/"),
-                issuer.host != nil
-            else { throw AuthError.invalid(.auth0Domain, "is not a domain, like acme.eu.auth0.com") }
-            configuration.issuer = issuer
+            guard let domain = try configuration.value(of: .auth0Domain) else {
+                throw AuthError.missing(Setting.auth0Domain)
+            }
+            configuration.issuer = URL(string: "https://\(domain)/")
         }
         audience = try configuration.value(of: .auth0Audience)
-        switch try configuration.value(of: .auth0Logout) ?? "oidc" {
-        case "oidc": usesLegacyLogout = false
-        case "legacy": usesLegacyLogout = true
-        default: throw AuthError.invalid(.auth0Logout, "must be oidc or legacy")
-        }
+        usesLegacyLogout = try configuration.value(of: .auth0Logout) == .legacy
         if !configuration.scopes.contains("offline_access") { configuration.scopes.append("offline_access") }
         self.configuration = configuration
     }
@@ -138,14 +142,19 @@ public struct Auth0ErrorMapper: ErrorMapper {
     }
 }
 
-extension ProviderSetting {
+extension Setting where Value == String {
     /// `domain`: the Auth0 tenant's domain or custom domain (``Auth0Provider``).
-    public static let auth0Domain = ProviderSetting(
-        "domain", help: "The tenant's domain (acme.eu.auth0.com) or custom domain.")
+    public static let auth0Domain = Setting(
+        "domain", help: "The tenant's domain (acme.eu.auth0.com) or custom domain.", group: .provider,
+        parse: .domain)
     /// `audience`: the API identifier (``Auth0Provider``).
-    public static let auth0Audience = ProviderSetting(
-        "audience", help: "The identifier of the API the access token is for.")
+    public static let auth0Audience = Setting(
+        "audience", help: "The identifier of the API the access token is for.", group: .provider, parse: .text)
+}
+
+extension Setting where Value == Auth0Provider.Logout {
     /// `logout`: `oidc` or `legacy` (``Auth0Provider``).
-    public static let auth0Logout = ProviderSetting(
-        "logout", help: "oidc (default, /oidc/logout) or legacy (/v2/logout).")
+    public static let auth0Logout = Setting(
+        "logout", help: "oidc (default, /oidc/logout) or legacy (/v2/logout).", valueName: "oidc|legacy",
+        group: .provider, parse: .cases())
 }

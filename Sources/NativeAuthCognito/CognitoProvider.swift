@@ -21,8 +21,18 @@ public struct CognitoProvider: AuthProvider {
 
     /// `region`, `user_pool_id`, `domain` and `logout_uri`.
     public static let settings: [ProviderSetting] = [
-        .cognitoRegion, .cognitoUserPoolID, .cognitoDomain, .cognitoLogoutURI,
+        Setting.cognitoRegion.declaration, Setting.cognitoUserPoolID.declaration,
+        Setting.cognitoDomain.declaration, Setting.cognitoLogoutURI.declaration,
     ]
+
+    /// A user pool domain, as given: a prefix (`auth.REGION.amazoncognito.com`), or a custom
+    /// domain's URL.
+    public enum Domain: Sendable, Equatable {
+        /// The prefix of an Amazon Cognito domain.
+        case prefix(String)
+        /// A custom domain, or a whole Cognito domain.
+        case url(URL)
+    }
 
     public let configuration: ProviderConfiguration
     /// The user pool domain (hosted UI), when configured.
@@ -40,7 +50,7 @@ public struct CognitoProvider: AuthProvider {
                     .configurationInvalid,
                     "the field \"region\" is missing (with \"user_pool_id\", or an \"issuer\")",
                     hint: "set the region and the user pool id of the pool, or its issuer",
-                    field: ProviderSetting.cognitoRegion.key
+                    field: Setting.cognitoRegion.key
                 )
             }
             guard let pool = try configuration.value(of: .cognitoUserPoolID) else {
@@ -48,7 +58,7 @@ public struct CognitoProvider: AuthProvider {
                     .configurationInvalid,
                     "the field \"user_pool_id\" is missing (with \"region\", or an \"issuer\")",
                     hint: "set the region and the user pool id of the pool, or its issuer",
-                    field: ProviderSetting.cognitoUserPoolID.key
+                    field: Setting.cognitoUserPoolID.key
                 )
             }
             configuration.issuer = URL(string: "https://cognito-idp.\(region).amazonaws.com/\(pool)")
@@ -56,35 +66,23 @@ public struct CognitoProvider: AuthProvider {
         if region == nil, let host = configuration.issuer?.host, host.hasPrefix("cognito-idp.") {
             region = host.split(separator: ".").dropFirst().first.map(String.init)
         }
-        if let text = try configuration.value(of: .cognitoDomain) {
-            if text.contains("://") {
-                guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), url.host != nil
-                else {
-                    throw AuthError.invalid(.cognitoDomain, "is not a URL")
-                }
-                domain = url
-            } else {
-                guard let region else {
-                    throw AuthError(
-                        .configurationInvalid,
-                        "the domain prefix \"\(text)\" needs a region",
-                        hint: "set the region, or give the whole domain URL",
-                        field: ProviderSetting.cognitoRegion.key
-                    )
-                }
-                domain = URL(string: "https://\(text).auth.\(region).amazoncognito.com")
+        switch try configuration.value(of: .cognitoDomain) {
+        case .url(let url)?:
+            domain = url
+        case .prefix(let prefix)?:
+            guard let region else {
+                throw AuthError(
+                    .configurationInvalid,
+                    "the domain prefix \"\(prefix)\" needs a region",
+                    hint: "set the region, or give the whole domain URL",
+                    field: Setting.cognitoRegion.key
+                )
             }
-        } else {
+            domain = URL(string: "https://\(prefix).auth.\(region).amazoncognito.com")
+        case nil:
             domain = nil
         }
-        if let text = try configuration.value(of: .cognitoLogoutURI) {
-            guard let url = URL(string: text), url.scheme != nil else {
-                throw AuthError.invalid(.cognitoLogoutURI, "is not a URL")
-            }
-            logoutURI = url
-        } else {
-            logoutURI = nil
-        }
+        logoutURI = try configuration.value(of: .cognitoLogoutURI)
         self.configuration = configuration
     }
 
@@ -108,17 +106,40 @@ public struct CognitoProvider: AuthProvider {
     }
 }
 
-extension ProviderSetting {
-    /// `region`: the AWS region of the user pool (``CognitoProvider``).
-    public static let cognitoRegion = ProviderSetting(
-        "region", help: "The AWS region of the user pool, like eu-west-1.")
-    /// `user_pool_id`: the user pool (``CognitoProvider``).
-    public static let cognitoUserPoolID = ProviderSetting(
-        "user_pool_id", help: "The user pool id, like eu-west-1_AbCdEf123.")
-    /// `domain`: the user pool domain of the hosted UI (``CognitoProvider``).
-    public static let cognitoDomain = ProviderSetting(
-        "domain", help: "The user pool domain: a prefix, or a custom domain URL.")
-    /// `logout_uri`: an allowed sign-out URL of the app client (``CognitoProvider``).
-    public static let cognitoLogoutURI = ProviderSetting(
-        "logout_uri", help: "An allowed sign-out URL of the app client, where its logout page ends.")
+extension Setting where Value == String {
+    /// `region`: the AWS region of the user pool (``CognitoProvider``), like `eu-west-1`.
+    public static let cognitoRegion = Setting(
+        "region", help: "The AWS region of the user pool, like eu-west-1.", group: .provider,
+        parse: .name(allowing: "-", kind: "an AWS region, like eu-west-1"))
+    /// `user_pool_id`: the user pool (``CognitoProvider``), like `eu-west-1_AbCdEf123`.
+    public static let cognitoUserPoolID = Setting(
+        "user_pool_id", help: "The user pool id, like eu-west-1_AbCdEf123.", group: .provider,
+        parse: .name(allowing: "-_", kind: "a user pool id, like eu-west-1_AbCdEf123"))
+}
+
+extension Setting where Value == CognitoProvider.Domain {
+    /// `domain`: the user pool domain of the hosted UI (``CognitoProvider``): a prefix, or a URL.
+    public static let cognitoDomain = Setting(
+        "domain", help: "The user pool domain: a prefix, or a custom domain URL.", group: .provider,
+        parse: SettingParser { text, setting throws(AuthError) in
+            guard text.contains("://") else {
+                let prefix = SettingParser.name(allowing: "-", kind: "a domain prefix or a URL")
+                return .prefix(try prefix.value(of: text, for: setting))
+            }
+            return .url(try SettingParser.baseURL.value(of: text, for: setting))
+        })
+}
+
+extension Setting where Value == URL {
+    /// `logout_uri`: an allowed sign-out URL of the app client (``CognitoProvider``); any scheme (an
+    /// app's own, too).
+    public static let cognitoLogoutURI = Setting(
+        "logout_uri", help: "An allowed sign-out URL of the app client, where its logout page ends.",
+        valueName: "url", group: .provider,
+        parse: SettingParser { text, setting throws(AuthError) in
+            guard let url = URL(string: text), url.scheme != nil else {
+                throw AuthError.invalid(setting, "is not a URL")
+            }
+            return url
+        })
 }

@@ -126,7 +126,8 @@ public struct AgentCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             throw AuthError(
                 .configurationInvalid,
                 "the agent's socket must be in a directory only you can write, and \(directory) is not",
-                hint: "leave out --socket (a new 0700 directory is made), or make the directory 0700", field: "socket")
+                hint: "leave out --socket (a new 0700 directory is made), or make the directory 0700",
+                field: Setting.agentSocket.key)
         }
         return AgentSocket(path: path)
     }
@@ -234,7 +235,8 @@ extension CommandOptions {
                         other.map {
                             "the agent's account \(named.name) signs in at \($0.issuer), not at \(issuer); no token was asked for"
                         } ?? "the agent serves no account \(named.name) (chosen by \(named.source))",
-                        hint: "sign in to it where the agent runs, or choose another with --account", field: "account")
+                        hint: "sign in to it where the agent runs, or choose another with --account",
+                        field: Setting.account.key)
                 }
             } else if matching.count == 1, let only = matching.first {
                 account = only.name

@@ -163,7 +163,7 @@ enum AWSConfigFile {
         else {
             throw AuthError(
                 .configurationInvalid, "\(profile.debugDescription) cannot be an AWS profile's name",
-                hint: "give a name without line breaks, brackets or surrounding spaces", field: "aws_profile")
+                hint: "give a name without line breaks, brackets or surrounding spaces", field: Setting.awsProfile.key)
         }
         return profile == "default" ? "[default]" : "[profile \(profile)]"
     }

@@ -1,5 +1,5 @@
 public import NativeAuth
-internal import NativeAuthAsyncHTTPClient
+public import NativeAuthAsyncHTTPClient
 internal import NativeAuthKeyring
 
 // The settings of the command line itself, declared as the core declares its own: each is an
@@ -16,12 +16,6 @@ extension Setting where Value == String {
         "profile",
         help: "A named profile of settings (see `profile`); also NATIVEAUTH_PROFILE or a .nativeauth.json here.",
         valueName: "name", group: .server, parse: .text)
-    /// `account`: the account to act on.
-    static let account = Setting(
-        "account",
-        help: "The account to act on, without changing the active one (also NATIVEAUTH_ACCOUNT); for login, the name"
-            + " to keep the sign-in under (default: who signed in).",
-        valueName: "name", group: .storage, parse: .text)
     /// `store`: the token file directory.
     static let store = Setting(
         "store",
@@ -31,19 +25,19 @@ extension Setting where Value == String {
     static let clientSecretFile = Setting(
         "client_secret_file", help: "A file holding the client secret (only you may read it), or - for standard input.",
         valueName: "file", group: .clientAuthentication, isPath: true, parse: .text)
-    /// `ca_file`: PEM certificates to trust besides the system's.
-    static let caFile = Setting(
-        "ca_file",
-        help: "PEM certificates to trust in addition to the system's (a private CA, a TLS-inspecting proxy's).",
-        valueName: "file", group: .transport, isPath: true, parse: .text)
-    /// `client_cert`: a PEM client certificate (mutual TLS).
-    static let clientCertificate = Setting(
-        "client_cert", help: "A PEM client certificate for servers that ask for one (mutual TLS).", valueName: "file",
-        group: .transport, isPath: true, parse: .text)
-    /// `client_key`: the PEM private key of `client_cert`.
-    static let clientKey = Setting(
-        "client_key", help: "The PEM private key of the client certificate (only you may read it).", valueName: "file",
-        group: .transport, isPath: true, parse: .text)
+}
+
+extension Setting where Value == String {
+    /// `git_host`: the host git pushes to, for the git credential helper (what its errors name).
+    static let gitHost = Setting(
+        "git_host", help: "The host git sends the token to.", valueName: "host", group: .storage, parse: .text)
+    /// `git_username`: the user name git sends with the token.
+    static let gitUsername = Setting(
+        "git_username", help: "The user name git sends with the token.", valueName: "name", group: .storage,
+        parse: .text)
+    /// `aws_profile`: the AWS CLI profile the credential process is written for.
+    static let awsProfile = Setting(
+        "aws_profile", help: "The AWS CLI profile to write.", valueName: "name", group: .storage, parse: .text)
 }
 
 extension Setting where Value == Bool {
@@ -62,29 +56,6 @@ extension Setting where Value == TokenStorage.Choice {
         help: "Where tokens are kept: auto (the OS keyring when one answers, else files), keyring, file or none"
             + " (memory only).",
         valueName: "auto|keyring|file|none", group: .storage, parse: .named("token storage"))
-}
-
-extension Setting where Value == StandardTransport.Kind {
-    /// `http_transport`: which HTTP implementation sends the requests.
-    static let httpTransport = Setting(
-        "http_transport",
-        help: "The HTTP implementation: asynchttpclient (the default on Linux) or urlsession (the default on Apple"
-            + " platforms).",
-        valueName: "asynchttpclient|urlsession", group: .transport, parse: .named("HTTP transport"))
-}
-
-extension SettingParser where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
-    /// One of the raw values, in any case; anything else is "unknown `what` 'TEXT'", naming them.
-    fileprivate static func named(_ what: String) -> Self {
-        SettingParser { text, setting throws(AuthError) in
-            guard let value = Value(rawValue: text.lowercased()) else {
-                throw AuthError(
-                    .configurationInvalid, "unknown \(what) '\(text)'",
-                    hint: "use one of: " + Value.allCases.map(\.rawValue).joined(separator: ", "), field: setting.key)
-            }
-            return value
-        }
-    }
 }
 
 /// The settings a command line knows besides each provider's own.

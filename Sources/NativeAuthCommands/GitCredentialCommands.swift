@@ -48,12 +48,12 @@ struct GitOptions: ParsableArguments {
         guard let host = gitHost ?? defaults.host?.absoluteString else {
             throw AuthError(
                 .configurationInvalid, "the provider has no git host of its own",
-                hint: "name the host git uses with --git-host HOST", field: "git_host")
+                hint: "name the host git uses with --git-host HOST", field: Setting.gitHost.key)
         }
         let username = gitUsername ?? defaults.username
         guard !username.isEmpty, !username.contains(where: { $0 == "\n" || $0 == "\0" }) else {
             throw AuthError(
-                .configurationInvalid, "--git-username is empty or holds a line break", field: "git_username")
+                .configurationInvalid, "--git-username is empty or holds a line break", field: Setting.gitUsername.key)
         }
         return (try GitTarget(host), username)
     }

@@ -116,12 +116,12 @@ struct GitTarget: Equatable, Sendable {
         else {
             throw AuthError(
                 .configurationInvalid, "\(trimmed) is not a host name or an https:// URL of a host",
-                hint: "give the host git pushes to, such as --git-host git.example.com", field: "git_host")
+                hint: "give the host git pushes to, such as --git-host git.example.com", field: Setting.gitHost.key)
         }
         guard scheme == "https" || (scheme == "http" && EndpointPolicy.isLoopback(host: given.name)) else {
             throw AuthError(
                 .configurationInvalid, "\(trimmed): tokens are only given to git over HTTPS (http:// only on loopback)",
-                field: "git_host")
+                field: Setting.gitHost.key)
         }
         self.scheme = scheme
         self.host = given.host

@@ -120,8 +120,8 @@ public struct LoginCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     public func run() async throws {
         try await CommandSupport.run(Tool.self) {
             try AccessTokenOverride.refuse("login")
-            var settings: [String: String] = [:]
-            if let deviceEndpoint { settings["device_authorization_endpoint"] = deviceEndpoint }
+            var settings = SettingOverrides()
+            if let deviceEndpoint { try settings.set(.deviceAuthorizationEndpoint, text: deviceEndpoint) }
             let prepared = try await options.prepare(settings: settings, use: .none)
             let accounts = prepared.accounts
             let name = prepared.named?.name

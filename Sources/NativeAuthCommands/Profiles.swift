@@ -50,7 +50,7 @@ struct Profiles {
                 hint: known.isEmpty
                     ? "add one with `profile add \(name) --issuer … --client-id …`"
                     : "profiles: " + known.joined(separator: ", "),
-                field: "profile")
+                field: Setting.profile.key)
         }
         return profile
     }

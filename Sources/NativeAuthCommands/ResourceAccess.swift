@@ -86,21 +86,21 @@ extension CommandOptions {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> PreparedAccount {
         var environment = environment
-        var settings = [
-            Setting.issuer.key: target.issuer.absoluteString, Setting.resource.key: target.resource.absoluteString,
-            Setting.registerClient.key: "true",
-        ]
-        if flag(.metadataOrder) == nil { settings[Setting.metadataOrder.key] = MetadataOrder.oauth.rawValue }
-        if flag(.scope) == nil { settings[Setting.scope.key] = target.scopes.joined(separator: " ") }
+        var settings = SettingOverrides()
+        settings.set(.issuer, to: target.issuer)
+        settings.set(.resource, to: [target.resource])
+        settings.set(.registerClient, to: true)
+        if flag(.metadataOrder) == nil { settings.set(.metadataOrder, to: MetadataOrder.oauth) }
+        if flag(.scope) == nil { settings.set(.scope, to: target.scopes) }
         if let configured = configuredIssuer(environment: environment),
             !IssuerIdentifier.same(configured, target.issuer)
         {
-            for key in APIDestination.clientCredentialKeys { settings[key] = "" }
+            for setting in APIDestination.clientCredentialSettings { settings.clear(setting) }
             environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"] = nil
             // The id its administrator gave the client there, kept when it became known.
-            if let clientID = target.clientID { settings[Setting.clientID.key] = clientID }
+            if let clientID = target.clientID { settings.set(.clientID, to: clientID) }
         } else if configuredIssuer(environment: environment) == nil, let clientID = target.clientID {
-            settings[Setting.clientID.key] = clientID
+            settings.set(.clientID, to: clientID)
         }
         // Registered for every scope the resource lists (and those asked for), so that a later
         // step-up to one of them is a sign-in, not a registration anew.
@@ -166,7 +166,8 @@ extension CommandOptions {
                 .configurationInvalid,
                 "with \(AgentSocket.environmentVariable) set, an API is called with the agent's tokens of the"
                     + " configured issuer, and none was configured (or the API was found by its metadata)",
-                hint: "give --issuer and --client-id, and --resource for an API with tokens of its own", field: "issuer"
+                hint: "give --issuer and --client-id, and --resource for an API with tokens of its own",
+                field: Setting.issuer.key
             )
         }
         let storage = try await openStorage(environment: environment)

@@ -9,6 +9,8 @@ struct SettingLayers {
     /// The settings the tool knows: what a file's values are checked against.
     let declared: [ProviderSetting]
     private var providers: [any ConfigProvider] = []
+    /// The name of each of ``providers``, in the same order: what an error says gave a value.
+    private var names: [String] = []
     private let defaults: InMemoryProvider
 
     /// Layers with nothing in them yet but `defaults`, which every other layer wins over.
@@ -17,10 +19,25 @@ struct SettingLayers {
         self.defaults = Self.provider("the defaults", values: defaults, declared: declared)
     }
 
+    /// Adds the layer of a command's own settings, below those added before: a cleared key is an
+    /// empty text there, which every reader takes for no value (``read(_:)``,
+    /// `ProviderConfiguration(reading:settings:)`), so that no layer below gives it one.
+    mutating func add(_ name: String, overrides: SettingOverrides) {
+        add(
+            name,
+            values: overrides.changes.mapValues { change in
+                switch change {
+                case .set(let text): return text
+                case .clear: return ""
+                }
+            })
+    }
+
     /// Adds a layer of values by key, below those added before.
     mutating func add(_ name: String, values: [String: String]) {
         guard !values.isEmpty else { return }
         providers.append(Self.provider(name, values: values, declared: declared))
+        names.append(name)
     }
 
     /// Adds a layer of a JSON object's members (a `--config` file, a profile): a declared key's
@@ -49,6 +66,27 @@ struct SettingLayers {
         providers.append(
             EnvironmentVariablesProvider(environmentVariables: variables, secretsSpecifier: .specific(secrets))
                 .prefixKeys(with: ConfigKey(["nativeauth"])))
+        names.append("the environment")
+    }
+
+    /// The layer that gives `key` its value (`the command line`, `the environment
+    /// (NATIVEAUTH_ISSUER)`, a configuration file's path, `the profile work`); `nil` when none does.
+    func source(of key: String) -> String? {
+        for (name, provider) in zip(names, providers) {
+            guard let value = try? provider.value(forKey: AbsoluteConfigKey([key]), type: .string).value,
+                case .string(let text) = value.content, !text.isEmpty
+            else { continue }
+            return name == "the environment" ? "NATIVEAUTH_\(key.uppercased()) in the environment" : name
+        }
+        return nil
+    }
+
+    /// `error` naming the layer that gave the value of the setting it names (its `field`).
+    func naming(_ error: AuthError) -> AuthError {
+        guard let key = error.field, let source = source(of: key) else { return error }
+        var named = error
+        named.message += " (given by \(source))"
+        return named
     }
 
     /// A reader of every layer, in order.

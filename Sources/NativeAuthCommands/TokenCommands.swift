@@ -5,6 +5,7 @@ internal import LenientJSON
 internal import Logging
 @_spi(Provider) internal import NativeAuth
 internal import NativeAuthAWS
+internal import NativeAuthAsyncHTTPClient
 internal import NativeAuthPresenters
 
 /// `token`: prints a valid access token, refreshing if needed, for another program.
@@ -518,10 +519,10 @@ extension URL {
 /// Where `api` may send a token, and what stays home when the API names another server.
 enum APIDestination {
     /// The settings that hold the client's credentials at its configured authorization server.
-    static let clientCredentialKeys = [
-        Setting.clientID.key, Setting.clientSecret.key, Setting.clientAssertionKey.key,
-        Setting.clientAssertionKeyID.key, Setting.clientAuthentication.key, Setting.clientCertificate.key,
-        Setting.clientKey.key,
+    static let clientCredentialSettings = [
+        Setting.clientID.declaration, Setting.clientSecret.declaration, Setting.clientAssertionKey.declaration,
+        Setting.clientAssertionKeyID.declaration, Setting.clientAuthentication.declaration,
+        Setting.clientCertificate.declaration, Setting.clientKey.declaration,
     ]
 
     /// Refuses to send the sign-in's token (or, with `resource`, the token for it) to `url` when it

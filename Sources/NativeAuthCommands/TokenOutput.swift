@@ -172,8 +172,7 @@ struct KubernetesExecInfo: Equatable, Sendable {
         let problem = { (what: String) in
             AuthError(
                 .configurationInvalid, "KUBERNETES_EXEC_INFO \(what)",
-                hint: "it is set by kubectl for credential plugins; unset it to run the command by hand",
-                field: "KUBERNETES_EXEC_INFO")
+                hint: "it is set by kubectl for credential plugins; unset it to run the command by hand")
         }
         guard value.utf8.count <= 1 << 20,
             let object = try? JSONValue.parse(Data(value.utf8)).objectValue

@@ -83,11 +83,11 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
     /// `--http-transport`), logging at `NATIVEAUTH_LOG_LEVEL`.
     ///
     /// - Parameter settings: Settings of the command itself (such as `login --device-endpoint`),
-    ///   by key, which win over everything else.
+    ///   set or cleared over everything else.
     /// - Throws: `AuthError` for a configuration that is missing something or wrong, naming the key
     ///   in its `field`, for a keyring that was asked for and does not answer, and for an account
     ///   that is not signed in, or several accounts of which none is active.
-    public func makeAuthenticator(settings: [String: String] = [:]) async throws -> Authenticator {
+    public func makeAuthenticator(settings: SettingOverrides = SettingOverrides()) async throws -> Authenticator {
         try await prepare(settings: settings).authenticator
     }
 
@@ -98,13 +98,19 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
     /// may probe a keyring): for commands that only need the provider, or must decide first whether
     /// they have anything to do.
     func configure(
-        settings: [String: String] = [:],
+        settings: SettingOverrides = SettingOverrides(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> Configured {
         let selection = try select(environment: environment)
         let layers = try layers(environment: environment, profile: selection.profile?.name, command: settings)
         let resolved = try ResolvedSettings(layers, tool: Tool.self)
-        return Configured(selection: selection, resolved: resolved, provider: try Self.provider(resolved.configuration))
+        let provider: any AuthProvider
+        do {
+            provider = try Self.provider(resolved.configuration)
+        } catch let error as AuthError {
+            throw layers.naming(error)
+        }
+        return Configured(selection: selection, resolved: resolved, provider: provider)
     }
 
     /// The provider of `configuration`, with the tool's hint for a provider its build left out.
@@ -149,7 +155,7 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
     ///     command only describes (a kept registration is used then, and none made).
     ///   - registrationScopes: The scopes to register the client for; default: the configuration's.
     func prepare(
-        settings: [String: String] = [:],
+        settings: SettingOverrides = SettingOverrides(),
         environment: [String: String] = ProcessInfo.processInfo.environment,
         use: AccountUse = .act,
         registers: Bool? = nil,
@@ -246,7 +252,7 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
             throw AuthError(
                 .configurationInvalid,
                 "several accounts are signed in (\(names.joined(separator: ", "))) and none is active",
-                hint: "choose one with `\(Tool.toolName) switch NAME`, or --account NAME", field: "account")
+                hint: "choose one with `\(Tool.toolName) switch NAME`, or --account NAME", field: Setting.account.key)
         }
         // Nothing listed here: the account last active (its tokens may be in another backend, for
         // a logout to remove), else "default", a sign-in stored before accounts had names.
@@ -271,17 +277,17 @@ public struct CommandOptions<Tool: NativeAuthTool, Use: SettingUse>: ParsableArg
     /// The layers the settings are read from: the command's own settings, the flags, the
     /// environment, the `--config` file, the profile.
     func layers(
-        environment: [String: String], profile: String?, command: [String: String] = [:]
+        environment: [String: String], profile: String?, command: SettingOverrides = SettingOverrides()
     ) throws(AuthError) -> SettingLayers {
         let declared = Tool.allSettings
         var layers = SettingLayers(declared: declared, defaults: [Setting.provider.key: Tool.defaultProvider])
-        layers.add("the command", values: command)
+        layers.add("the command", overrides: command)
         layers.add(
             "the command line",
             values: try flagSettings(secretAlternative: "--client-secret-file or NATIVEAUTH_CLIENT_SECRET"))
         layers.addEnvironment(environment)
         if let config = flag(.config) {
-            try layers.add(config, object: try ProviderConfiguration.load(contentsOf: config))
+            try layers.add("the file \(config)", object: try ProviderConfiguration.load(contentsOf: config))
         }
         if let profile {
             let path = Profiles.path(configurationName: Tool.configurationName, environment: environment)
@@ -373,6 +379,15 @@ struct ResolvedSettings {
     var transport: TransportChoice
 
     init<Tool: NativeAuthTool>(_ layers: SettingLayers, tool: Tool.Type) throws(AuthError) {
+        do {
+            try self.init(reading: layers, tool: tool)
+        } catch {
+            // The value is wrong where it was given: the error says which layer gave it.
+            throw layers.naming(error)
+        }
+    }
+
+    private init<Tool: NativeAuthTool>(reading layers: SettingLayers, tool: Tool.Type) throws(AuthError) {
         storeDirectory = try layers.read(.store)
         // `--store DIR` alone asks for files there.
         storage = try layers.read(.tokenStorage) ?? (storeDirectory == nil ? .auto : .file)

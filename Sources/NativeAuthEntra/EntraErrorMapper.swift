@@ -72,16 +72,16 @@ public struct EntraErrorMapper: ErrorMapper {
             return error(
                 .configurationInvalid, "the account is not in the tenant this client signs in to",
                 hint: "set the tenant to the account's own, or to organizations or common for a multi-tenant app",
-                field: ProviderSetting.entraTenant.key)
+                field: Setting.entraTenant.key)
         case 700016, 90002:
             return error(
                 .configurationInvalid, "the tenant does not know this client id, or does not exist",
                 hint: "check the tenant and the client id (the app registration's Application (client) ID)",
-                field: ProviderSetting.entraTenant.key)
+                field: Setting.entraTenant.key)
         case 50194:
             return error(
                 .configurationInvalid, "the app is single-tenant: it cannot sign in at common or organizations",
-                hint: "set the tenant to the app's own tenant id or domain", field: ProviderSetting.entraTenant.key)
+                hint: "set the tenant to the app's own tenant id or domain", field: Setting.entraTenant.key)
         case 7_000_218:
             return error(
                 .configurationInvalid, "Entra wants a client secret or assertion: the app is not a public client",

@@ -46,7 +46,9 @@ public struct EntraProvider: AuthProvider {
     public static let defaultGraphURL = "https://graph.microsoft.com/v1.0"
 
     /// `tenant`, `authority_host` and `graph_url`.
-    public static let settings: [ProviderSetting] = [.entraTenant, .entraAuthorityHost, .entraGraphURL]
+    public static let settings: [ProviderSetting] = [
+        Setting.entraTenant.declaration, Setting.entraAuthorityHost.declaration, Setting.entraGraphURL.declaration,
+    ]
 
     public let configuration: ProviderConfiguration
     /// The tenant: an id, a domain, or `common`, `organizations` or `consumers`.
@@ -64,46 +66,30 @@ public struct EntraProvider: AuthProvider {
     /// Builds the provider; it needs a tenant, or an issuer that names one.
     public init(configuration: ProviderConfiguration) throws {
         var configuration = configuration
-        let host = try configuration.value(of: .entraAuthorityHost) ?? Self.defaultAuthorityHost
-        guard var base = URL(string: host), base.host != nil, base.scheme == "https" || base.scheme == "http" else {
-            throw AuthError.invalid(.entraAuthorityHost, "is not a URL")
-        }
-        if base.absoluteString.hasSuffix("/"), let trimmed = URL(string: String(base.absoluteString.dropLast())) {
-            base = trimmed
-        }
+        let base =
+            try configuration.value(of: .entraAuthorityHost)
+            ?? Setting.entraAuthorityHost.parse(Self.defaultAuthorityHost)
         let tenant: String
         if let configured = try configuration.value(of: .entraTenant) {
             tenant = configured
         } else if let issuer = configuration.issuer, let first = issuer.pathComponents.dropFirst().first {
-            tenant = first
+            tenant = try Setting.entraTenant.parse(first)
         } else {
             throw AuthError(
                 .configurationInvalid,
                 "the field \"tenant\" is missing (or an \"issuer\" that names the tenant)",
                 hint: "set the tenant: its id or domain, or common, organizations or consumers",
-                field: ProviderSetting.entraTenant.key
+                field: Setting.entraTenant.key
             )
-        }
-        // A tenant id is a GUID and a domain is a host name: nothing else may reach a URL path.
-        guard !tenant.isEmpty,
-            tenant.unicodeScalars.allSatisfy({
-                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == ".")
-            })
-        else {
-            throw AuthError.invalid(
-                .entraTenant, "is not a tenant id, a domain, or common, organizations or consumers")
         }
         self.tenant = tenant
         guard let authority = URL(string: base.absoluteString + "/" + tenant) else {
-            throw AuthError.invalid(.entraTenant, "does not make a URL")
+            throw AuthError.invalid(Setting.entraTenant, "does not make a URL")
         }
         self.authority = authority
         self.authorityHost = base
-        let graph = try configuration.value(of: .entraGraphURL) ?? Self.defaultGraphURL
-        guard let graphURL = URL(string: graph), graphURL.host != nil else {
-            throw AuthError.invalid(.entraGraphURL, "is not a URL")
-        }
-        self.graphURL = graphURL
+        self.graphURL =
+            try configuration.value(of: .entraGraphURL) ?? Setting.entraGraphURL.parse(Self.defaultGraphURL)
         if configuration.issuer == nil { configuration.issuer = URL(string: authority.absoluteString + "/v2.0") }
         // A refresh token comes only with offline_access.
         if !configuration.scopes.contains("offline_access") { configuration.scopes.append("offline_access") }
@@ -170,16 +156,23 @@ public struct EntraProvider: AuthProvider {
     }
 }
 
-extension ProviderSetting {
-    /// `tenant`: the Microsoft Entra tenant (``EntraProvider``).
-    public static let entraTenant = ProviderSetting(
-        "tenant", help: "The tenant: its id or domain, or common, organizations or consumers.")
+extension Setting where Value == String {
+    /// `tenant`: the Microsoft Entra tenant (``EntraProvider``). A tenant id is a GUID and a domain
+    /// is a host name: nothing else may reach a URL path.
+    public static let entraTenant = Setting(
+        "tenant", help: "The tenant: its id or domain, or common, organizations or consumers.", group: .provider,
+        parse: .name(allowing: "-.", kind: "a tenant id, a domain, or common, organizations or consumers"))
+}
+
+extension Setting where Value == URL {
     /// `authority_host`: the sign-in host of another Microsoft cloud (``EntraProvider``).
-    public static let entraAuthorityHost = ProviderSetting(
-        "authority_host", help: "The sign-in host, default https://login.microsoftonline.com.")
+    public static let entraAuthorityHost = Setting(
+        "authority_host", help: "The sign-in host, default https://login.microsoftonline.com.", valueName: "url",
+        group: .provider, parse: .baseURL)
     /// `graph_url`: Microsoft Graph's base URL in another cloud (``EntraProvider``).
-    public static let entraGraphURL = ProviderSetting(
-        "graph_url", help: "Microsoft Graph's base URL, default https://graph.microsoft.com/v1.0.")
+    public static let entraGraphURL = Setting(
+        "graph_url", help: "Microsoft Graph's base URL, default https://graph.microsoft.com/v1.0.",
+        valueName: "url", group: .provider, parse: .baseURL)
 }
 
 /// The API is Microsoft Graph (``graphURL``).

@@ -27,7 +27,7 @@ public struct GitHubProvider: AuthProvider {
     public static let id = "github"
 
     /// `host`.
-    public static let settings: [ProviderSetting] = [.githubHost]
+    public static let settings: [ProviderSetting] = [Setting.githubHost.declaration]
 
     public let configuration: ProviderConfiguration
     /// The web host: `https://github.com`, or a GitHub Enterprise Server.
@@ -35,16 +35,10 @@ public struct GitHubProvider: AuthProvider {
 
     /// Builds the provider; `host` defaults to `https://github.com`.
     ///
-    /// - Throws: `AuthError` (field `host`) when `host` is not an http(s) URL.
+    /// - Throws: `AuthError` (field `host`) when `host` is not an `https` URL.
     public init(configuration: ProviderConfiguration) throws {
-        let text = try configuration.value(of: .githubHost) ?? "https://github.com"
-        guard let host = URL(string: text.trimmingSuffix("/")), host.host != nil,
-            host.scheme == "https" || host.scheme == "http"
-        else {
-            throw AuthError.invalid(.githubHost, "is not a URL", hint: "give a URL like https://github.example.com")
-        }
         self.configuration = configuration
-        self.host = host
+        self.host = try configuration.value(of: .githubHost) ?? Setting.githubHost.parse("https://github.com")
     }
 
     /// Whether this is github.com rather than an Enterprise Server.
@@ -69,7 +63,7 @@ public struct GitHubProvider: AuthProvider {
             let token = URL(string: base + "/login/oauth/access_token"),
             let device = URL(string: base + "/login/device/code")
         else {
-            throw AuthError.invalid(.githubHost, "cannot form endpoint URLs (\(base))")
+            throw AuthError.invalid(Setting.githubHost, "cannot form endpoint URLs (\(base))")
         }
         try EndpointPolicy.validate(token)
         return ProviderMetadata(
@@ -122,10 +116,11 @@ public struct GitHubProvider: AuthProvider {
     public var errorMapper: any ErrorMapper { GitHubErrorMapper() }
 }
 
-extension ProviderSetting {
-    /// `host`: the GitHub web host (``GitHubProvider``).
-    public static let githubHost = ProviderSetting(
-        "host", help: "A GitHub Enterprise Server URL (default: https://github.com).")
+extension Setting where Value == URL {
+    /// `host`: the GitHub web host (``GitHubProvider``), a server's base URL.
+    public static let githubHost = Setting(
+        "host", help: "A GitHub Enterprise Server URL (default: https://github.com).", valueName: "url",
+        group: .provider, parse: .baseURL)
 }
 
 extension String {

@@ -29,7 +29,7 @@ public struct GitLabProvider: AuthProvider {
     public static let gitUsername = "oauth2"
 
     /// `host`.
-    public static let settings: [ProviderSetting] = [.gitLabHost]
+    public static let settings: [ProviderSetting] = [Setting.gitLabHost.declaration]
 
     public let configuration: ProviderConfiguration
     /// The instance: `https://gitlab.com` or a self-managed host.
@@ -41,13 +41,8 @@ public struct GitLabProvider: AuthProvider {
         if let issuer = configuration.issuer {
             host = issuer
         } else {
-            var text = try configuration.value(of: .gitLabHost) ?? Self.defaultHost
-            if text.hasSuffix("/") { text.removeLast() }
-            guard let url = URL(string: text), url.host != nil, url.scheme == "https" || url.scheme == "http",
-                url.query == nil
-            else { throw AuthError.invalid(.gitLabHost, "is not a URL, like https://gitlab.example.com") }
-            host = url
-            configuration.issuer = url
+            host = try configuration.value(of: .gitLabHost) ?? Setting.gitLabHost.parse(Self.defaultHost)
+            configuration.issuer = host
         }
         self.configuration = configuration
     }
@@ -68,10 +63,11 @@ public struct GitLabProvider: AuthProvider {
     public func endSession(_ parameters: EndSessionParameters) -> EndSession? { nil }
 }
 
-extension ProviderSetting {
-    /// `host`: the GitLab instance (``GitLabProvider``).
-    public static let gitLabHost = ProviderSetting(
-        "host", help: "The GitLab instance, default https://gitlab.com.")
+extension Setting where Value == URL {
+    /// `host`: the GitLab instance (``GitLabProvider``), a server's base URL.
+    public static let gitLabHost = Setting(
+        "host", help: "The GitLab instance, default https://gitlab.com.", valueName: "url", group: .provider,
+        parse: .baseURL)
 }
 
 /// The API is `HOST/api/v4` (``apiBaseURL``); git over HTTPS to the instance takes the access

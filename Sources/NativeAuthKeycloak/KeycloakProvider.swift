@@ -1,4 +1,4 @@
-internal import Foundation
+public import Foundation
 internal import LenientJSON
 @_spi(Provider) public import NativeAuth
 
@@ -31,7 +31,8 @@ public struct KeycloakProvider: AuthProvider {
 
     /// `base_url`, `realm`, `offline_tokens` and `idp_hint`.
     public static let settings: [ProviderSetting] = [
-        .keycloakBaseURL, .keycloakRealm, .keycloakOfflineTokens, .keycloakIdentityProviderHint,
+        Setting.keycloakBaseURL.declaration, Setting.keycloakRealm.declaration,
+        Setting.keycloakOfflineTokens.declaration, Setting.keycloakIdentityProviderHint.declaration,
     ]
 
     public let configuration: ProviderConfiguration
@@ -47,30 +48,17 @@ public struct KeycloakProvider: AuthProvider {
                     .configurationInvalid,
                     "the field \"base_url\" is missing (with \"realm\", or an \"issuer\")",
                     hint: "set the server's base URL and the realm, or the realm's issuer",
-                    field: ProviderSetting.keycloakBaseURL.key)
+                    field: Setting.keycloakBaseURL.key)
             }
             guard let realm = try configuration.value(of: .keycloakRealm) else {
-                throw AuthError.missing(.keycloakRealm)
+                throw AuthError.missing(Setting.keycloakRealm)
             }
-            let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-            guard let url = URL(string: trimmed), url.host != nil, url.scheme == "https" || url.scheme == "http" else {
-                throw AuthError.invalid(.keycloakBaseURL, "is not a URL")
+            guard let issuer = URL(string: base.absoluteString + "/realms/" + realm) else {
+                throw AuthError.invalid(Setting.keycloakRealm, "is not a realm name")
             }
-            guard !realm.isEmpty, !realm.contains("/"),
-                let encoded = realm.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])),
-                let issuer = URL(string: url.absoluteString + "/realms/" + encoded)
-            else { throw AuthError.invalid(.keycloakRealm, "is not a realm name") }
             configuration.issuer = issuer
         }
-        // true or false in a JSON configuration, "true" or "false" from a flag.
-        let offline: Bool
-        switch configuration.additional[ProviderSetting.keycloakOfflineTokens.key] {
-        case nil, .null: offline = false
-        case .bool(let value): offline = value
-        case .string("true"): offline = true
-        case .string("false"): offline = false
-        default: throw AuthError.invalid(.keycloakOfflineTokens, "must be true or false")
-        }
+        let offline = try configuration.value(of: .keycloakOfflineTokens) ?? false
         if offline, !configuration.scopes.contains("offline_access") { configuration.scopes.append("offline_access") }
         identityProviderHint = try configuration.value(of: .keycloakIdentityProviderHint)
         self.configuration = configuration
@@ -137,18 +125,33 @@ public struct KeycloakErrorMapper: ErrorMapper {
     }
 }
 
-extension ProviderSetting {
-    /// `base_url`: the Keycloak server (``KeycloakProvider``).
-    public static let keycloakBaseURL = ProviderSetting(
-        "base_url", help: "The Keycloak server's URL, like https://sso.example.com (with /auth for old servers).")
-    /// `realm`: the realm (``KeycloakProvider``).
-    public static let keycloakRealm = ProviderSetting("realm", help: "The realm, like myrealm.")
-    /// `offline_tokens`: whether to ask for offline tokens (``KeycloakProvider``).
-    public static let keycloakOfflineTokens = ProviderSetting(
-        "offline_tokens", help: "true to ask for an offline token (offline_access), which outlives the session.")
+extension Setting where Value == URL {
+    /// `base_url`: the Keycloak server (``KeycloakProvider``), a server's base URL.
+    public static let keycloakBaseURL = Setting(
+        "base_url", help: "The Keycloak server's URL, like https://sso.example.com (with /auth for old servers).",
+        valueName: "url", group: .provider, parse: .baseURL)
+}
+
+extension Setting where Value == String {
+    /// `realm`: the realm (``KeycloakProvider``), percent-encoded for the issuer's path.
+    public static let keycloakRealm = Setting(
+        "realm", help: "The realm, like myrealm.", group: .provider,
+        parse: SettingParser { text, setting throws(AuthError) in
+            guard !text.contains("/"),
+                let encoded = text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"]))
+            else { throw AuthError.invalid(setting, "is not a realm name") }
+            return encoded
+        })
     /// `idp_hint`: the identity provider to go to at once (``KeycloakProvider``).
-    public static let keycloakIdentityProviderHint = ProviderSetting(
-        "idp_hint", help: "An identity provider alias, sent as kc_idp_hint.")
+    public static let keycloakIdentityProviderHint = Setting(
+        "idp_hint", help: "An identity provider alias, sent as kc_idp_hint.", group: .provider, parse: .text)
+}
+
+extension Setting where Value == Bool {
+    /// `offline_tokens`: whether to ask for offline tokens (``KeycloakProvider``).
+    public static let keycloakOfflineTokens = Setting(
+        "offline_tokens", help: "true to ask for an offline token (offline_access), which outlives the session.",
+        group: .provider, parse: .boolean)
 }
 
 /// The claim a Kubernetes API server takes as the user name: `preferred_username`, the realm's user name.

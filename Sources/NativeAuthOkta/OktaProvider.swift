@@ -29,7 +29,9 @@ public struct OktaProvider: AuthProvider {
     public var offlineAccessNeedsConsent: Bool { false }
 
     /// `domain` and `authorization_server`.
-    public static let settings: [ProviderSetting] = [.oktaDomain, .oktaAuthorizationServer]
+    public static let settings: [ProviderSetting] = [
+        Setting.oktaDomain.declaration, Setting.oktaAuthorizationServer.declaration,
+    ]
 
     /// `false`: Okta binds tokens only for apps that require DPoP; `dpop: required` turns it on.
     public static var supportsDPoP: Bool { false }
@@ -44,20 +46,10 @@ public struct OktaProvider: AuthProvider {
         if let issuer = configuration.issuer {
             isOrgAuthorizationServer = !issuer.path.hasPrefix("/oauth2/")
         } else {
-            guard var domain = try configuration.value(of: .oktaDomain) else { throw AuthError.missing(.oktaDomain) }
-            if let range = domain.range(of: "://") { domain = String(domain[range.upperBound...]) }
-            while domain.hasSuffix("/") { domain.removeLast() }
-            guard !domain.isEmpty, !domain.contains("/"), URL(string: "https://\(domain)")?.host != nil else {
-                throw AuthError.invalid(.oktaDomain, "is not a domain, like acme.okta.com")
+            guard let domain = try configuration.value(of: .oktaDomain) else {
+                throw AuthError.missing(Setting.oktaDomain)
             }
             let server = try configuration.value(of: .oktaAuthorizationServer) ?? "default"
-            guard
-                server.unicodeScalars.allSatisfy({
-                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
-                })
-            else {
-                throw AuthError.invalid(.oktaAuthorizationServer, "is not default, org or a server id")
-            }
             isOrgAuthorizationServer = server == "org"
             configuration.issuer = URL(
                 string: "https://\(domain)" + (isOrgAuthorizationServer ? "" : "/oauth2/\(server)"))
@@ -125,12 +117,14 @@ public struct OktaErrorMapper: ErrorMapper {
     }
 }
 
-extension ProviderSetting {
+extension Setting where Value == String {
     /// `domain`: the Okta org (``OktaProvider``).
-    public static let oktaDomain = ProviderSetting("domain", help: "The Okta org's domain, like acme.okta.com.")
+    public static let oktaDomain = Setting(
+        "domain", help: "The Okta org's domain, like acme.okta.com.", group: .provider, parse: .domain)
     /// `authorization_server`: `default`, a custom server's id, or `org` (``OktaProvider``).
-    public static let oktaAuthorizationServer = ProviderSetting(
-        "authorization_server", help: "default (the default), a custom authorization server's id, or org.")
+    public static let oktaAuthorizationServer = Setting(
+        "authorization_server", help: "default (the default), a custom authorization server's id, or org.",
+        group: .provider, parse: .name(allowing: "-_", kind: "default, org or a server id"))
 }
 
 /// The claim a Kubernetes API server takes as the user name: `email`, the person's address, in the ID token with the `email` scope.

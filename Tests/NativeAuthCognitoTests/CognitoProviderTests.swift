@@ -257,12 +257,13 @@ final class FakeCognito: Sendable {
     @Test func theOptionsOfCognitosSettingsDeriveFromItsDeclaration() async throws {
         #expect(
             try await problemsWithDeclaredSettings(
-                cli: cliPath("cognito-login"), settings: CognitoProvider.settings, required: .cognitoUserPoolID
+                cli: cliPath("cognito-login"), settings: CognitoProvider.settings,
+                required: Setting.cognitoUserPoolID.declaration
             ) == [])
         #expect(
             try await problemsWithDeclaredSettings(
                 cli: cliPath("nativeauth"), settings: CognitoProvider.settings, arguments: ["--provider", "cognito"],
-                required: .cognitoRegion) == [])
+                required: Setting.cognitoRegion.declaration) == [])
     }
 
     /// Every command at trace level, with a client secret: no token and no secret on screen.

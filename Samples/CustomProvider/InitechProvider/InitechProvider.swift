@@ -16,7 +16,7 @@ public import LenientJSON
 /// | Logout is its own page: `/session/end?client=…&return_to=…&state=…`, which comes back | ``endSession(_:)`` |
 ///
 /// Everything else (PKCE, `state`, the loopback redirect, refresh with rotation, the token store)
-/// is NativeAuth's standard behaviour. Configuration: `host` (`ProviderSetting.initechHost`,
+/// is NativeAuth's standard behaviour. Configuration: `host` (`Setting.initechHost`,
 /// `--host`), default ``defaultHost``.
 ///
 /// ```swift
@@ -31,7 +31,7 @@ public struct InitechProvider: AuthProvider {
     public static let defaultHost = "https://sso.initech.example"
 
     /// `host`.
-    public static let settings: [ProviderSetting] = [.initechHost]
+    public static let settings: [ProviderSetting] = [Setting.initechHost.declaration]
 
     /// The configuration the provider was built from.
     public let configuration: ProviderConfiguration
@@ -44,13 +44,8 @@ public struct InitechProvider: AuthProvider {
     /// - Throws: `AuthError` (`configuration_invalid`, field
     ///   `host`) when `host` is not a URL.
     public init(configuration: ProviderConfiguration) throws {
-        var text = try configuration.value(of: .initechHost) ?? Self.defaultHost
-        while text.hasSuffix("/") { text.removeLast() }
-        guard let host = URL(string: text), host.host != nil, host.scheme == "https" || host.scheme == "http" else {
-            throw AuthError.invalid(.initechHost, "is not a URL", hint: "set it like --host \(Self.defaultHost)")
-        }
         self.configuration = configuration
-        self.host = host
+        self.host = try configuration.value(of: .initechHost) ?? Setting.initechHost.parse(Self.defaultHost)
     }
 
     /// Tokens are stored under the host: Initech has no issuer.
@@ -61,7 +56,7 @@ public struct InitechProvider: AuthProvider {
     public func loadMetadata(_ loader: MetadataLoader) async throws -> ProviderMetadata {
         func endpoint(_ path: String) throws -> URL {
             guard let url = URL(string: host.absoluteString + path) else {
-                throw AuthError.invalid(.initechHost, "cannot form endpoint URLs (\(host))")
+                throw AuthError.invalid(Setting.initechHost, "cannot form endpoint URLs (\(host))")
             }
             return url
         }
@@ -105,10 +100,12 @@ public struct InitechProvider: AuthProvider {
     public var errorMapper: any ErrorMapper { InitechErrorMapper() }
 }
 
-extension ProviderSetting {
-    /// `host`: where Initech Identity runs (``InitechProvider``).
-    public static let initechHost = ProviderSetting(
-        "host", help: "The Initech Identity host (default: \(InitechProvider.defaultHost)).")
+extension Setting where Value == URL {
+    /// `host`: where Initech Identity runs (``InitechProvider``): a server's base URL, parsed by
+    /// the declaration, so that a bad value is refused wherever it is given.
+    public static let initechHost = Setting(
+        "host", help: "The Initech Identity host (default: \(InitechProvider.defaultHost)).", valueName: "url",
+        group: .provider, parse: .baseURL)
 }
 
 /// Initech's API is on its host (it has no issuer).

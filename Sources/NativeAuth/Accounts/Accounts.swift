@@ -81,7 +81,7 @@ public struct Accounts: Sendable {
                 "the account name \"\(TerminalText.sanitized(String(name.prefix(40))))\" is not usable",
                 hint: "an account name is 1 to \(maximumNameLength) characters, without control or format characters"
                     + " (such as bidirectional overrides)",
-                field: "account")
+                field: Setting.account.key)
         }
     }
 
@@ -145,7 +145,7 @@ public struct Accounts: Sendable {
             "no account named \"\(TerminalText.sanitized(name))\" is signed in here",
             hint: names.isEmpty
                 ? "sign in first" : "signed-in accounts: " + names.map(TerminalText.sanitized).joined(separator: ", "),
-            field: "account")
+            field: Setting.account.key)
     }
 
     /// An authenticator for the account `name` alone (same provider, client, store and transport).

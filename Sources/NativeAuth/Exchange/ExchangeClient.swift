@@ -205,7 +205,7 @@ package final class ExchangeClient: Sendable {
                     guard let issuer = metadata.issuer.flatMap(URL.init(string:)) ?? configuration.issuer else {
                         throw AuthError(
                             .configurationInvalid, "client_assertion_audience is issuer, and the provider has none",
-                            field: "client_assertion_audience")
+                            field: Setting.clientAssertionAudience.key)
                     }
                     audience = issuer
                 }

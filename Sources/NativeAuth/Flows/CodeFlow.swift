@@ -35,7 +35,7 @@ package struct CodeFlow: Sendable {
                     .configurationInvalid,
                     "the provider's metadata does not announce PKCE (code_challenge_methods_supported)",
                     hint: "require_pkce is set; unset it to sign in with S256 all the same",
-                    field: "require_pkce"
+                    field: Setting.requirePKCE.key
                 )
             }
             client.logger.warning(

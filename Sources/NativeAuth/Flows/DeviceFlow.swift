@@ -34,7 +34,7 @@ package struct DeviceFlow: Sendable {
                 "the provider's metadata names no device authorization endpoint",
                 hint: "set the endpoint as \"device_authorization_endpoint\" in the configuration",
                 operation: .deviceAuthorization,
-                field: "device_authorization_endpoint"
+                field: Setting.deviceAuthorizationEndpoint.key
             )
         }
         let dpop = try client.newDPoPKey(metadata)

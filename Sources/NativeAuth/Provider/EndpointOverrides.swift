@@ -43,22 +43,36 @@ public struct EndpointOverrides: Sendable, Equatable {
     /// path.
     static var fields: [(setting: Setting<URL>, path: WritableKeyPath<EndpointOverrides, URL?>)] {
         [
-            (endpoint("authorization_endpoint", "authorization endpoint"), \.authorization),
-            (endpoint("token_endpoint", "token endpoint"), \.token),
-            (endpoint("userinfo_endpoint", "userinfo endpoint"), \.userInfo),
-            (endpoint("jwks_uri", "JWKS document"), \.jwks),
-            (endpoint("revocation_endpoint", "revocation endpoint (RFC 7009)"), \.revocation),
-            (endpoint("end_session_endpoint", "end-session endpoint (OIDC RP-Initiated Logout)"), \.endSession),
-            (
-                endpoint("device_authorization_endpoint", "device authorization endpoint (RFC 8628)"),
-                \.deviceAuthorization
-            ),
+            (.authorizationEndpoint, \.authorization), (.tokenEndpoint, \.token), (.userInfoEndpoint, \.userInfo),
+            (.jwksURI, \.jwks), (.revocationEndpoint, \.revocation), (.endSessionEndpoint, \.endSession),
+            (.deviceAuthorizationEndpoint, \.deviceAuthorization),
         ]
     }
 
-    private static func endpoint(_ key: String, _ name: String) -> Setting<URL> {
+    static func endpoint(_ key: String, _ name: String) -> Setting<URL> {
         Setting(
             key, help: "The \(name), for a server whose metadata names none or another.", valueName: "url",
             group: .endpoints, parse: .url)
     }
+}
+
+extension Setting where Value == URL {
+    /// `authorization_endpoint`, replacing the metadata's.
+    public static let authorizationEndpoint = EndpointOverrides.endpoint(
+        "authorization_endpoint", "authorization endpoint")
+    /// `token_endpoint`, replacing the metadata's.
+    public static let tokenEndpoint = EndpointOverrides.endpoint("token_endpoint", "token endpoint")
+    /// `userinfo_endpoint`, replacing the metadata's.
+    public static let userInfoEndpoint = EndpointOverrides.endpoint("userinfo_endpoint", "userinfo endpoint")
+    /// `jwks_uri`, replacing the metadata's.
+    public static let jwksURI = EndpointOverrides.endpoint("jwks_uri", "JWKS document")
+    /// `revocation_endpoint`, replacing the metadata's.
+    public static let revocationEndpoint = EndpointOverrides.endpoint(
+        "revocation_endpoint", "revocation endpoint (RFC 7009)")
+    /// `end_session_endpoint`, replacing the metadata's.
+    public static let endSessionEndpoint = EndpointOverrides.endpoint(
+        "end_session_endpoint", "end-session endpoint (OIDC RP-Initiated Logout)")
+    /// `device_authorization_endpoint`, replacing the metadata's (RFC 8628).
+    public static let deviceAuthorizationEndpoint = EndpointOverrides.endpoint(
+        "device_authorization_endpoint", "device authorization endpoint (RFC 8628)")
 }

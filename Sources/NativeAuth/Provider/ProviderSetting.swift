@@ -215,6 +215,13 @@ public struct SettingParser<Value: Sendable>: Sendable {
         self.form = form
         self.parse = parse
     }
+
+    /// The value of `text` given for `setting`: for a parse that builds on another one.
+    ///
+    /// - Throws: ``AuthError`` (``AuthError/Code/configurationInvalid``) naming `setting`.
+    public func value(of text: String, for setting: ProviderSetting) throws(AuthError) -> Value {
+        try parse(text, setting)
+    }
 }
 
 extension SettingParser where Value == String {
@@ -226,6 +233,20 @@ extension SettingParser where Value == Bool {
     /// `true` or `false`; given as a flag without a value on a command line.
     public static var flag: Self {
         Self(form: .flag) { text, setting throws(AuthError) in
+            switch text.lowercased() {
+            case "true": return true
+            case "false": return false
+            default: throw AuthError.invalid(setting, "should be true or false")
+            }
+        }
+    }
+}
+
+extension SettingParser where Value == Bool {
+    /// `true` or `false`, given as a value (`--offline-tokens true`) rather than as a switch; a file
+    /// may hold the JSON booleans.
+    public static var boolean: Self {
+        Self { text, setting throws(AuthError) in
             switch text.lowercased() {
             case "true": return true
             case "false": return false
@@ -259,6 +280,59 @@ extension SettingParser where Value == URL {
     }
 }
 
+extension SettingParser where Value == URL {
+    /// A server's base URL: ``url``, without a query or a fragment, its trailing slash dropped
+    /// (`https://sso.example.com/auth/` is `https://sso.example.com/auth`), so that paths are
+    /// appended to it.
+    public static var baseURL: Self {
+        Self { text, setting throws(AuthError) in
+            let url = try SettingParser.url.parse(text.hasSuffix("/") ? String(text.dropLast()) : text, setting)
+            guard url.query == nil, url.fragment == nil else {
+                throw AuthError.invalid(setting, "is a server's URL, with neither a query nor a fragment")
+            }
+            return url
+        }
+    }
+}
+
+extension SettingParser where Value == String {
+    /// A domain name, with a port when there is one (`acme.eu.auth0.com`, `127.0.0.1:8443`): given
+    /// as it is, or as an `https` URL of nothing but the domain (`https://acme.okta.com/`).
+    public static var domain: Self {
+        Self { text, setting throws(AuthError) in
+            var domain = text
+            if let range = domain.range(of: "://") {
+                guard domain[..<range.lowerBound].lowercased() == "https" else {
+                    throw AuthError.invalid(setting, "is a domain, reached over https")
+                }
+                domain = String(domain[range.upperBound...])
+            }
+            while domain.hasSuffix("/") { domain.removeLast() }
+            guard !domain.isEmpty, !domain.contains(where: { "/?#@ ".contains($0) }),
+                let url = URL(string: "https://" + domain), url.host?.isEmpty == false
+            else { throw AuthError.invalid(setting, "is not a domain, like id.example.com") }
+            return domain
+        }
+    }
+
+    /// A name that goes into a URL's path as it is (a tenant, a realm, a server id): ASCII letters,
+    /// digits and the characters of `punctuation`, nothing else.
+    ///
+    /// - Parameters:
+    ///   - punctuation: The other characters allowed (`-`, `.`, `_`).
+    ///   - kind: What the name is, for the error (`a tenant id or domain`).
+    public static func name(allowing punctuation: String, kind: String) -> Self {
+        Self { text, setting throws(AuthError) in
+            guard
+                text.unicodeScalars.allSatisfy({
+                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || punctuation.unicodeScalars.contains($0))
+                })
+            else { throw AuthError.invalid(setting, "is not \(kind)") }
+            return text
+        }
+    }
+}
+
 extension SettingParser {
     /// One of a type's raw values (or names `parse` accepts), listed in the error otherwise.
     ///
@@ -273,6 +347,22 @@ extension SettingParser {
                 let list =
                     names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "") : names[0]
                 throw AuthError.invalid(setting, "should be \(list)")
+            }
+            return value
+        }
+    }
+}
+
+extension SettingParser where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+    /// One of the raw values, in any case; anything else is "unknown `what` 'TEXT'", naming them.
+    ///
+    /// - Parameter what: What the values are (`token storage`).
+    public static func named(_ what: String) -> Self {
+        SettingParser { text, setting throws(AuthError) in
+            guard let value = Value(rawValue: text.lowercased()) else {
+                throw AuthError(
+                    .configurationInvalid, "unknown \(what) '\(text)'",
+                    hint: "use one of: " + Value.allCases.map(\.rawValue).joined(separator: ", "), field: setting.key)
             }
             return value
         }
@@ -296,7 +386,7 @@ extension ProviderSetting {
     package func text(of value: JSONValue) throws(AuthError) -> String? {
         switch (value, form) {
         case (.null, _): return nil
-        case (.bool(let on), .flag): return on ? "true" : "false"
+        case (.bool(let on), .flag), (.bool(let on), .value): return on ? "true" : "false"
         case (.string(let text), .flag): return text
         case (_, .flag): throw AuthError.invalid(self, "should be true or false")
         case (_, .list):

@@ -59,6 +59,12 @@ extension Setting where Value == String {
         parse: .choice(IDTokenValidator.supportedAlgorithms) {
             IDTokenValidator.supportedAlgorithms.contains($0) ? $0 : nil
         })
+    /// `account`: the account to act on (``Accounts``): what errors about an account name name.
+    public static let account = Setting(
+        "account",
+        help: "The account to act on, without changing the active one (also NATIVEAUTH_ACCOUNT); for login, the name"
+            + " to keep the sign-in under (default: who signed in).",
+        valueName: "name", group: .storage, parse: .text)
     /// `token_exchange_audience`: the `audience` of a token exchange.
     public static let tokenExchangeAudience = Setting(
         "token_exchange_audience", help: "The audience to ask a token exchange for.", valueName: "audience",

@@ -26,7 +26,7 @@ extension ResourceClient {
                 .configurationInvalid,
                 "the protected resource metadata of \(Redaction.scrubURL(url.absoluteString)) names no"
                     + " authorization server",
-                hint: "configure the API's authorization server", field: "issuer")
+                hint: "configure the API's authorization server", field: Setting.issuer.key)
         }
         try await options.approvesServer?(issuer, metadata.resource)
         let challenge = answer.headerFields[values: .wwwAuthenticate].lazy

@@ -76,7 +76,9 @@ public struct TokenSender: Sendable {
         var target = authenticator.discovered(target, for: request.url)
         // Borrowed tokens are signed in for where the agent runs: nothing to step up here.
         let stepsUp = stepUpPresenter != nil && holder.stored != nil
-        let sentWith = stepsUp ? try await holder.current()?.accessToken : nil
+        // The sign-in the request goes with: a step-up asks for more than it holds, and is no new
+        // sign-in when another caller's step-up replaced it meanwhile.
+        let sentWith = stepsUp ? try await holder.current() : nil
         var plan = StepUpPlan()
         var attempt = ResourceRetry.Attempt(followsResourceMetadata: follows(target))
         var credential = try await holder.credential(for: target, minimumValidity: 60)
@@ -126,12 +128,15 @@ public struct TokenSender: Sendable {
             case .fail(let failure):
                 let error = client.refusal(failure, response, data, answer)
                 guard stepsUp, let presenter = stepUpPresenter else { throw error }
-                switch plan.next(after: error, held: try await holder.current()?.scopes ?? []) {
+                // After the step-up, what it granted; before, what the refused request held.
+                let held = plan.steppedUp ? try await holder.current()?.scopes : sentWith?.scopes
+                switch plan.next(after: error, held: held ?? []) {
                 case .stop(let final):
                     throw final
                 case .signIn(let scopes, let options):
                     try await authenticator.signInAgain(
-                        since: sentWith, reason: error.code, presenter: presenter, scopes: scopes, options: options)
+                        since: sentWith?.accessToken, reason: error.code, presenter: presenter, scopes: scopes,
+                        options: options)
                     attempt = ResourceRetry.Attempt(followsResourceMetadata: follows(target))
                     credential = try await holder.credential(for: target, minimumValidity: 60)
                 }
