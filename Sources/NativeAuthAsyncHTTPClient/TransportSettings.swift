@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import NativeAuth
 
 // The settings of the transports' trust and choice, declared once: a command line makes each an

@@ -1,5 +1,5 @@
 public import NativeAuth
-public import NativeAuthAsyncHTTPClient
+internal import NativeAuthAsyncHTTPClient
 internal import NativeAuthKeyring
 
 // The settings of the command line itself, declared as the core declares its own: each is an
