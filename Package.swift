@@ -1,61 +1,56 @@
 // swift-tools-version: 6.1
-
+// NativeAuth: the core, its edges, the provider modules, the test kit and their tests. The sample
+// programs (a CLI per provider, `nativeauth`, the demo) are a package of their own, Samples/, with a
+// path dependency on this one, as Benchmarks/ and Fuzz/ are.
 import PackageDescription
+
+func product(_ name: String, _ package: String) -> Target.Dependency { .product(name: name, package: package) }
+let crypto = product("Crypto", "swift-crypto")
+let cryptoExtras = product("CryptoExtras", "swift-crypto")
+let httpTypes = product("HTTPTypes", "swift-http-types")
+let httpTypesFoundation = product("HTTPTypesFoundation", "swift-http-types")
+let jwtKit = product("JWTKit", "jwt-kit")
+let logging = product("Logging", "swift-log")
+let nioConcurrency = product("NIOConcurrencyHelpers", "swift-nio")
+let nio: [Target.Dependency] = ["NIOCore", "NIOPosix", "NIOHTTP1"].map { product($0, "swift-nio") }
+let openAPIRuntime = product("OpenAPIRuntime", "swift-openapi-runtime")
+let serviceLifecycle = product("ServiceLifecycle", "swift-service-lifecycle")
+
+/// The optional parts, each a trait (on by default): the sanitizer builds turn them off, and the
+/// module compiles to nothing without its dependency.
+let postgres = product("PostgresNIO", "postgres-nio").when(trait: "Postgres")
+let mcp = product("MCP", "swift-sdk").when(trait: "MCP")
+
+/// The provider modules: each an app may link on its own.
+let providers = ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab", "Auth0", "Okta"]
+/// Every library product, each with its one target.
+let libraries =
+    [
+        "LenientJSON", "NativeAuth", "NativeAuthURLSession", "NativeAuthAsyncHTTPClient", "NativeAuthPresenters",
+        "NativeAuthCommands", "NativeAuthAWS", "NativeAuthKeyring", "NativeAuthPostgres", "NativeAuthMCP",
+        "NativeAuthOpenAPI", "NativeAuthServices", "NativeAuthAgent", "NativeAuthTesting",
+    ] + providers.map { "NativeAuth" + $0 }
+
+/// A test target of `module` (named `moduleTests`), with the project's TestSupport.
+func tests(_ module: String, _ dependencies: [Target.Dependency] = [], path: String? = nil) -> Target {
+    .testTarget(
+        name: module + "Tests",
+        dependencies: [.target(name: module)] + (module == "NativeAuth" ? [] : ["NativeAuth"])
+            + ["TestSupport", "LenientJSON"] + dependencies, path: path)
+}
 
 let package = Package(
     name: "NativeAuth",
     platforms: [.macOS(.v15)],
-    products: [
-        .library(name: "LenientJSON", targets: ["LenientJSON"]),
-        .library(name: "NativeAuth", targets: ["NativeAuth"]),
-        // URLSession's transport: Apple platforms' own; on Linux it links FoundationNetworking and
-        // libcurl, so the core and the tools leave it out there.
-        .library(name: "NativeAuthURLSession", targets: ["NativeAuthURLSession"]),
-        // The AsyncHTTPClient transport (proxies, a private CA, client certificates): the default
-        // of NativeAuthCommands' tools on Linux.
-        .library(name: "NativeAuthAsyncHTTPClient", targets: ["NativeAuthAsyncHTTPClient"]),
-        // The presenters of a terminal program: loopback redirect, paste, print-URL, the browser.
-        .library(name: "NativeAuthPresenters", targets: ["NativeAuthPresenters"]),
-        .library(name: "NativeAuthCommands", targets: ["NativeAuthCommands"]),
-        // Temporary AWS credentials for the sign-in's ID token (STS AssumeRoleWithWebIdentity).
-        .library(name: "NativeAuthAWS", targets: ["NativeAuthAWS"]),
-        // Tokens in the OS keyring: the Secret Service (libsecret) on Linux, the Keychain on Apple platforms.
-        .library(name: "NativeAuthKeyring", targets: ["NativeAuthKeyring"]),
-        // Tokens in PostgreSQL, shared by a fleet of instances, each refreshed once (postgres-nio).
-        .library(name: "NativeAuthPostgres", targets: ["NativeAuthPostgres"]),
-        .library(name: "NativeAuthGitHub", targets: ["NativeAuthGitHub"]),
-        .library(name: "NativeAuthCognito", targets: ["NativeAuthCognito"]),
-        .library(name: "NativeAuthGoogle", targets: ["NativeAuthGoogle"]),
-        .library(name: "NativeAuthEntra", targets: ["NativeAuthEntra"]),
-        .library(name: "NativeAuthKeycloak", targets: ["NativeAuthKeycloak"]),
-        .library(name: "NativeAuthGitLab", targets: ["NativeAuthGitLab"]),
-        .library(name: "NativeAuthAuth0", targets: ["NativeAuthAuth0"]),
-        .library(name: "NativeAuthOkta", targets: ["NativeAuthOkta"]),
-        // The MCP Swift SDK's HTTPClientAuthorizer, with NativeAuth's discovery, registration and stores.
-        .library(name: "NativeAuthMCP", targets: ["NativeAuthMCP"]),
-        // A swift-openapi-runtime ClientMiddleware: generated OpenAPI clients with NativeAuth's tokens.
-        .library(name: "NativeAuthOpenAPI", targets: ["NativeAuthOpenAPI"]),
-        // swift-service-lifecycle services: TokenRenewal renews a service's tokens ahead of expiry.
-        .library(name: "NativeAuthServices", targets: ["NativeAuthServices"]),
-        // A token agent on a Unix socket (forwarded over SSH like ssh-agent), and its client.
-        .library(name: "NativeAuthAgent", targets: ["NativeAuthAgent"]),
-        // For tests of apps and provider modules: a local HTTP server and an approving presenter.
-        .library(name: "NativeAuthTesting", targets: ["NativeAuthTesting"]),
+    products: libraries.map { .library(name: $0, targets: [$0]) } + [
         // `swift package scaffold-provider --name Acme`: a provider module and its tests.
-        .plugin(name: "ScaffoldProvider", targets: ["ScaffoldProvider"]),
+        .plugin(name: "ScaffoldProvider", targets: ["ScaffoldProvider"])
     ],
-    // Which provider modules the all-providers `nativeauth` CLI links: `swift build --traits Cognito`
-    // builds it with Cognito only (plus the generic OIDC provider, which is always there).
     traits: [
-        .trait(name: "GitHub", description: "Link NativeAuthGitHub into nativeauth."),
-        .trait(name: "Cognito", description: "Link NativeAuthCognito into nativeauth."),
-        .trait(name: "Google", description: "Link NativeAuthGoogle into nativeauth."),
-        .trait(name: "Entra", description: "Link NativeAuthEntra (Microsoft Entra ID) into nativeauth."),
-        .trait(name: "Keycloak", description: "Link NativeAuthKeycloak into nativeauth."),
-        .trait(name: "GitLab", description: "Link NativeAuthGitLab into nativeauth."),
-        .trait(name: "Auth0", description: "Link NativeAuthAuth0 into nativeauth."),
-        .trait(name: "Okta", description: "Link NativeAuthOkta into nativeauth."),
-        .default(enabledTraits: ["GitHub", "Cognito", "Google", "Entra", "Keycloak", "GitLab", "Auth0", "Okta"]),
+        .trait(name: "Postgres", description: "NativeAuthPostgres: tokens in PostgreSQL for a fleet (postgres-nio)."),
+        .trait(
+            name: "MCP", description: "NativeAuthMCP: the MCP Swift SDK's authorizer (modelcontextprotocol/swift-sdk)."),
+        .default(enabledTraits: ["Postgres", "MCP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -79,71 +74,30 @@ let package = Package(
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", from: "0.12.1"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        // The OpenAPI sample's transport (the generated client's code is committed: see Samples/NotesClient).
+        // The OpenAPI tests' transport (swift-openapi-async-http-client's).
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
-            name: "CJansson",
-            pkgConfig: "jansson",
-            providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
-        ),
+            name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]),
         .target(name: "LenientJSON", dependencies: ["CJansson"]),
-        .systemLibrary(
-            name: "CLibSecret",
-            pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]
-        ),
+        .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         // libsecret in plain C types, with cancellable calls (see its header for why).
         .target(
             name: "CNativeAuthSecret",
             dependencies: [.target(name: "CLibSecret", condition: .when(platforms: [.linux]))]
         ),
-        .target(
-            name: "NativeAuthKeyring",
-            dependencies: [
-                "NativeAuth",
-                "LenientJSON",
-                .target(name: "CNativeAuthSecret", condition: .when(platforms: [.linux])),
-            ]
-        ),
-        .target(
-            name: "NativeAuthPostgres",
-            dependencies: [
-                "NativeAuth",
-                "LenientJSON",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
         // File status for FileTokenStore, read in C (see its header for why).
         .target(name: "CNativeAuthPOSIX"),
+        // The core: no swift-nio module, no TLS library, no terminal code.
         .target(
             name: "NativeAuth",
             dependencies: [
-                "LenientJSON",
-                "CNativeAuthPOSIX",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-            ]
-        ),
-        .target(
-            name: "NativeAuthURLSession",
-            dependencies: [
-                "NativeAuth",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+                "LenientJSON", "CNativeAuthPOSIX", httpTypes, logging, product("Configuration", "swift-configuration"),
+                crypto, cryptoExtras, jwtKit, product("Tracing", "swift-distributed-tracing"),
+                product("CoreMetrics", "swift-metrics"),
+            ]),
+        .target(name: "NativeAuthURLSession", dependencies: ["NativeAuth", httpTypes, httpTypesFoundation, logging]),
         .target(
             name: "NativeAuthAsyncHTTPClient",
             dependencies: [
@@ -152,606 +106,141 @@ let package = Package(
                 .target(
                     name: "NativeAuthURLSession",
                     condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
+                product("AsyncHTTPClient", "async-http-client"), httpTypes, logging, nioConcurrency,
+                product("NIOSSL", "swift-nio-ssl"),
+            ] + nio),
+        // The presenters of a terminal program: loopback redirect, paste, print-URL, the browser.
         .target(
-            name: "NativeAuthPresenters",
-            dependencies: [
-                "NativeAuth",
-                "CNativeAuthPOSIX",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
-        ),
-        // Provider modules: each an app may link on its own.
+            name: "NativeAuthPresenters", dependencies: ["NativeAuth", "CNativeAuthPOSIX", httpTypes, logging] + nio),
         .target(
-            name: "NativeAuthGitHub",
+            name: "NativeAuthKeyring",
             dependencies: [
-                "NativeAuth",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
-        .target(name: "NativeAuthCognito", dependencies: ["NativeAuth", "LenientJSON"]),
-        .target(name: "NativeAuthGoogle", dependencies: ["NativeAuth"]),
-        .target(name: "NativeAuthKeycloak", dependencies: ["NativeAuth", "LenientJSON"]),
-        .target(name: "NativeAuthGitLab", dependencies: ["NativeAuth"]),
-        .target(name: "NativeAuthOkta", dependencies: ["NativeAuth", "LenientJSON"]),
-        .target(name: "NativeAuthAuth0", dependencies: ["NativeAuth"]),
-        .target(name: "NativeAuthEntra", dependencies: ["NativeAuth", "LenientJSON"]),
-        // Bridges to cloud providers' credentials: an edge of its own (it reads STS's XML).
+                "NativeAuth", "LenientJSON", .target(name: "CNativeAuthSecret", condition: .when(platforms: [.linux])),
+            ]),
+        // Tokens in PostgreSQL, shared by a fleet of instances, each refreshed once.
         .target(
-            name: "NativeAuthAWS",
-            dependencies: [
-                "NativeAuth",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
+            name: "NativeAuthPostgres",
+            dependencies: ["NativeAuth", "LenientJSON", crypto, logging, serviceLifecycle, postgres]),
+        // Temporary AWS credentials for the sign-in's ID token (STS AssumeRoleWithWebIdentity).
+        .target(name: "NativeAuthAWS", dependencies: ["NativeAuth", "LenientJSON", httpTypes]),
+        // The MCP Swift SDK's HTTPClientAuthorizer, with NativeAuth's discovery, registration and stores.
+        .target(name: "NativeAuthMCP", dependencies: ["NativeAuth", "NativeAuthPresenters", httpTypes, logging, mcp]),
+        // A swift-openapi-runtime ClientMiddleware: generated OpenAPI clients with NativeAuth's tokens.
+        .target(
+            name: "NativeAuthOpenAPI", dependencies: ["NativeAuth", openAPIRuntime, httpTypes, httpTypesFoundation]),
+        // swift-service-lifecycle services: TokenRenewal renews a service's tokens ahead of expiry.
+        .target(name: "NativeAuthServices", dependencies: ["NativeAuth", serviceLifecycle, logging]),
+        // A token agent on a Unix socket (forwarded over SSH like ssh-agent), and its client.
+        .target(
+            name: "NativeAuthAgent",
+            dependencies: ["NativeAuth", "LenientJSON", logging, product("NIOExtras", "swift-nio-extras")] + nio),
+        // The commands the sample CLIs are made of, on all of the above.
         .target(
             name: "NativeAuthCommands",
             dependencies: [
-                "NativeAuth",
-                "NativeAuthAWS",
-                "CNativeAuthPOSIX",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
-                "NativeAuthKeyring",
-                "NativeAuthAgent",
-                "LenientJSON",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
-        // The sample CLIs are executables, not products: their binaries are named like the target.
-        .executableTarget(
-            name: "oidc-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/OIDCLogin"
-        ),
-        .executableTarget(
-            name: "github-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthGitHub",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/GitHubLogin"
-        ),
-        .executableTarget(
-            name: "cognito-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthCognito",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/CognitoLogin"
-        ),
-        .executableTarget(
-            name: "google-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthGoogle",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/GoogleLogin"
-        ),
-        .executableTarget(
-            name: "entra-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthEntra",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/EntraLogin"
-        ),
-        .executableTarget(
-            name: "keycloak-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthKeycloak",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/KeycloakLogin"
-        ),
-        .executableTarget(
-            name: "gitlab-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthGitLab",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/GitLabLogin"
-        ),
-        .executableTarget(
-            name: "auth0-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthAuth0",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/Auth0Login"
-        ),
-        .executableTarget(
-            name: "okta-login",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthOkta",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/OktaLogin"
-        ),
-        .executableTarget(
-            name: "nativeauth",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthCommands",
-                .target(name: "NativeAuthGitHub", condition: .when(traits: ["GitHub"])),
-                .target(name: "NativeAuthCognito", condition: .when(traits: ["Cognito"])),
-                .target(name: "NativeAuthGoogle", condition: .when(traits: ["Google"])),
-                .target(name: "NativeAuthEntra", condition: .when(traits: ["Entra"])),
-                .target(name: "NativeAuthKeycloak", condition: .when(traits: ["Keycloak"])),
-                .target(name: "NativeAuthGitLab", condition: .when(traits: ["GitLab"])),
-                .target(name: "NativeAuthAuth0", condition: .when(traits: ["Auth0"])),
-                .target(name: "NativeAuthOkta", condition: .when(traits: ["Okta"])),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/NativeAuthCLI"
-        ),
-        // An MCP client of the official Swift SDK, authorized by NativeAuthMCP.
-        .target(
-            name: "NativeAuthMCP",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthPresenters",
-                .product(name: "MCP", package: "swift-sdk"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .target(
-            name: "NativeAuthAgent",
-            dependencies: [
-                "NativeAuth",
-                "LenientJSON",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
-            ]
-        ),
-        .target(
-            name: "NativeAuthServices",
-            dependencies: [
-                "NativeAuth",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        // A service on a ServiceGroup: TokenRenewal and a worker calling an API, stopped by SIGTERM.
-        .executableTarget(
-            name: "token-service",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthServices",
-                "NativeAuthAsyncHTTPClient",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            path: "Samples/TokenService"
-        ),
-        .target(
-            name: "NativeAuthOpenAPI",
-            dependencies: [
-                "NativeAuth",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-            ]
-        ),
-        // The client swift-openapi-generator 1.14.3 made of Samples/NotesClient/openapi.yaml
-        // (committed; `scripts/generate-openapi` makes it again, and says why it is not the build plugin).
-        .target(
-            name: "NotesAPI",
-            dependencies: [
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
-            path: "Samples/NotesClient/NotesAPI"
-        ),
-        .executableTarget(
-            name: "notes-client",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthOpenAPI",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
-                "NotesAPI",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-            ],
-            path: "Samples/NotesClient/NotesClient"
-        ),
-        .executableTarget(
-            name: "mcp-client-sample",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthMCP",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
-                .product(name: "MCP", package: "swift-sdk"),
-            ],
-            path: "Samples/MCPClient"
-        ),
-        // N instances against one PostgreSQL, calling an API with one shared account's tokens.
-        .executableTarget(
-            name: "fleet-worker",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
-                "NativeAuthPostgres",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Samples/FleetWorker"
-        ),
-        // The demo and the sandbox, apart from `nativeauth` so that a shipped CLI does not link the
-        // sandbox authorization server.
-        .executableTarget(
-            name: "nativeauth-demo",
-            dependencies: [
-                "NativeAuth",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
-                "NativeAuthCommands",
-                "NativeAuthTesting",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/NativeAuthDemo"
-        ),
-        // The custom-provider sample: a provider module for a fictional in-house server, and its CLI.
-        .target(
-            name: "InitechProvider",
-            dependencies: [
-                "NativeAuth",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
-            path: "Samples/CustomProvider/InitechProvider"
-        ),
-        .executableTarget(
-            name: "initech-login",
-            dependencies: [
-                "InitechProvider",
-                "NativeAuth",
-                "NativeAuthCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Samples/CustomProvider/InitechLogin"
-        ),
-        // A real HTTP server on loopback (SwiftNIO) and an approving presenter, for anyone's tests.
+                "NativeAuth", "NativeAuthAWS", "CNativeAuthPOSIX", "NativeAuthAsyncHTTPClient", "NativeAuthPresenters",
+                "NativeAuthKeyring", "NativeAuthAgent", "LenientJSON",
+                product("ArgumentParser", "swift-argument-parser"),
+                product("Configuration", "swift-configuration"), logging, httpTypes,
+            ]),
+        // For tests of apps and provider modules: the sandbox, a local HTTP server, fakes, conformance.
         .target(
             name: "NativeAuthTesting",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuth",
-                "NativeAuthURLSession",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
+                "NativeAuth", "NativeAuthURLSession", "NativeAuthAsyncHTTPClient", "NativeAuthPresenters",
                 "LenientJSON",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
+                crypto, cryptoExtras, httpTypes, httpTypesFoundation, logging, nioConcurrency,
+                product("NIOSSL", "swift-nio-ssl"),
+            ] + nio),
         .plugin(
             name: "ScaffoldProvider",
             capability: .command(
                 intent: .custom(
                     verb: "scaffold-provider",
-                    description: "Write a provider module for NativeAuth, with a test against a local server."
-                ),
-                permissions: [.writeToPackageDirectory(reason: "It writes the new provider module and its tests.")]
-            )
-        ),
+                    description: "Write a provider module for NativeAuth, with a test against a local server."),
+                permissions: [.writeToPackageDirectory(reason: "It writes the new provider module and its tests.")])),
+
         // What the project's own tests share: processes, scripted input, and NativeAuthTesting.
         .target(
             name: "TestSupport",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"), "NativeAuth", "NativeAuthTesting", "LenientJSON",
-                "NativeAuthAsyncHTTPClient", "NativeAuthPresenters", "NativeAuthURLSession",
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                "NativeAuth", "NativeAuthTesting", "LenientJSON", "NativeAuthAsyncHTTPClient", "NativeAuthPresenters",
+                "NativeAuthURLSession", nioConcurrency, logging, cryptoExtras,
             ],
-            path: "Tests/TestSupport"
-        ),
+            path: "Tests/TestSupport"),
+        // Fixtures built from the samples' sources under names of their own: the generated client of
+        // the Notes API (Samples/NotesClient), and the custom provider (Samples/CustomProvider).
+        .target(
+            name: "NotesAPIFixture", dependencies: [openAPIRuntime, httpTypes], path: "Samples/NotesClient/NotesAPI"),
+        .target(
+            name: "InitechProviderFixture", dependencies: ["NativeAuth", "LenientJSON", httpTypes],
+            path: "Samples/CustomProvider/InitechProvider"),
         .testTarget(name: "LenientJSONTests", dependencies: ["LenientJSON"]),
-        .testTarget(
-            name: "NativeAuthMCPTests",
-            dependencies: [
-                "NativeAuthMCP",
-                "NativeAuth",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthPresenters",
-                "NativeAuthTesting",
-                "TestSupport",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "MCP", package: "swift-sdk"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthAgentTests",
-            dependencies: [
-                "NativeAuthAgent",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthServicesTests",
-            dependencies: [
-                "NativeAuthServices",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthOpenAPITests",
-            dependencies: [
-                "NativeAuthOpenAPI",
-                "NativeAuth",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthTesting",
-                "NotesAPI",
-                "TestSupport",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthGoogleTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthGoogle",
-                "NativeAuth",
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "JWTKit", package: "jwt-kit"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthOktaTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthOkta",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthAuth0Tests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthAuth0",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthGitLabTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthGitLab",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthKeycloakTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthKeycloak",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthEntraTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthEntra",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthCognitoTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthCognito",
-                "NativeAuth",
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthTestingTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthTesting",
-                "TestSupport",
-                "NativeAuth",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-            ]
-        ),
+        tests(
+            "NativeAuth",
+            [crypto, jwtKit, httpTypes, logging, nioConcurrency] + [
+                product("InMemoryTracing", "swift-distributed-tracing"), product("MetricsTestKit", "swift-metrics"),
+            ]),
+        tests("NativeAuthPresenters", ["CNativeAuthPOSIX", crypto, httpTypes, nioConcurrency] + nio),
+        tests(
+            "NativeAuthAsyncHTTPClient",
+            [
+                product("AsyncHTTPClient", "async-http-client"), "NativeAuthServices", serviceLifecycle, httpTypes,
+                logging,
+                nioConcurrency,
+            ]),
+        tests("NativeAuthCommands", [product("ArgumentParser", "swift-argument-parser")]),
+        tests("NativeAuthAWS", ["NativeAuthCommands", httpTypes]),
+        tests("NativeAuthKeyring", [nioConcurrency]),
+        // Against a real PostgreSQL started by scripts/postgres (NATIVEAUTH_POSTGRES_URL).
+        tests("NativeAuthPostgres", [postgres, crypto, httpTypes, logging, nioConcurrency, serviceLifecycle]),
+        tests("NativeAuthMCP", ["NativeAuthAsyncHTTPClient", "NativeAuthPresenters", httpTypes, mcp]),
+        tests(
+            "NativeAuthOpenAPI",
+            [
+                "NativeAuthAsyncHTTPClient", "NotesAPIFixture", httpTypes, openAPIRuntime,
+                product("OpenAPIAsyncHTTPClient", "swift-openapi-async-http-client"),
+            ]),
+        tests("NativeAuthServices", [serviceLifecycle, httpTypes, logging]),
+        tests("NativeAuthAgent", [httpTypes, logging]),
+        tests("NativeAuthTesting", [httpTypes, httpTypesFoundation, nioConcurrency]),
+        // The custom provider's own tests (the sample's CLI, initech-login, is built by Samples/).
         .testTarget(
             name: "InitechProviderTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), "InitechProvider", "NativeAuth",
-                "NativeAuthTesting", "TestSupport", "LenientJSON",
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthGitHubTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuthGitHub",
-                "NativeAuth",
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
-        ),
-        .testTarget(
-            name: "NativeAuthTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "NativeAuth",
-                "NativeAuthAWS",
-                "NativeAuthAsyncHTTPClient",
-                "NativeAuthCommands",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                "NativeAuthServices",
-            ]
-        ),
-        // The keyring stores: their shared logic in memory, and (NATIVEAUTH_KEYRING_TESTS=1) a real
-        // gnome-keyring-daemon on a private bus (scripts/keyring-daemon).
-        .testTarget(
-            name: "NativeAuthKeyringTests",
-            dependencies: [
-                "NativeAuthKeyring",
-                "NativeAuth",
-                "TestSupport",
-                "LenientJSON",
-            ]
-        ),
-        // Against a real PostgreSQL started by scripts/postgres (NATIVEAUTH_POSTGRES_URL).
-        .testTarget(
-            name: "NativeAuthPostgresTests",
-            dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                "NativeAuthPostgres",
-                "NativeAuth",
-                "NativeAuthTesting",
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        // Against the real authorization server started by scripts/test-server (django-oauth-toolkit).
+            dependencies: ["InitechProviderFixture", "NativeAuth", "TestSupport", "LenientJSON", nioConcurrency]),
+        // Against the real authorization servers started by scripts/test-server, with the sample CLIs.
         .testTarget(
             name: "NativeAuthIntegrationTests",
             dependencies: [
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                "NativeAuth",
-                "NativeAuthOpenAPI",
-                "NotesAPI",
-                "TestSupport",
-                "LenientJSON",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-            ]
-        ),
-        // Runs parse, encode and error paths so that CI can check them under valgrind for leaks.
+                "NativeAuth", "NativeAuthOpenAPI", "NotesAPIFixture", "TestSupport", "LenientJSON", crypto, httpTypes,
+                nioConcurrency, openAPIRuntime, product("OpenAPIAsyncHTTPClient", "swift-openapi-async-http-client"),
+            ]),
         // The child of FileTokenStoreCrashTests: saves token sets in a loop until it is killed.
         .executableTarget(
-            name: "TokenStoreCrashWriter",
-            dependencies: ["NativeAuth", "NativeAuthKeyring", "TestSupport"],
-            path: "Tests/TokenStoreCrashWriter"
-        ),
+            name: "TokenStoreCrashWriter", dependencies: ["NativeAuth", "NativeAuthKeyring", "TestSupport"],
+            path: "Tests/TokenStoreCrashWriter"),
+        // Runs parse, encode and error paths so that CI can check them under valgrind for leaks.
         .executableTarget(
-            name: "LenientJSONLeakCheck",
-            dependencies: ["LenientJSON"],
-            path: "Tests/LenientJSONLeakCheck"
-        ),
+            name: "LenientJSONLeakCheck", dependencies: ["LenientJSON"], path: "Tests/LenientJSONLeakCheck"),
     ]
+        + providers.map { name in
+            .target(
+                name: "NativeAuth" + name,
+                dependencies: ["NativeAuth", "LenientJSON", httpTypes])
+        }
+        + providers.map { name in
+            tests("NativeAuth" + name, [crypto, jwtKit, httpTypes, httpTypesFoundation, nioConcurrency])
+        }
 )
+
+extension Target.Dependency {
+    /// The dependency, only when `trait` is on.
+    func when(trait: String) -> Target.Dependency {
+        guard case .productItem(let name, let package, let moduleAliases, _) = self else { return self }
+        return .productItem(
+            name: name, package: package, moduleAliases: moduleAliases, condition: .when(traits: [trait]))
+    }
+}
 
 // One strictness for every target (Swift 6 language mode comes with the tools version).
 for target in package.targets where target.type != .system && target.type != .plugin {
@@ -761,38 +250,4 @@ for target in package.targets where target.type != .system && target.type != .pl
             .enableUpcomingFeature("InternalImportsByDefault"),
             .enableUpcomingFeature("MemberImportVisibility"),
         ]
-}
-
-// scripts/test.sh builds and tests under ThreadSanitizer and AddressSanitizer with
-// NATIVEAUTH_WITHOUT_POSTGRES=1, which leaves NativeAuthPostgres, its tests and postgres-nio out: that
-// suite needs the real database and runs once, unsanitized, and postgres-nio would add minutes to
-// each sanitizer build for no test that runs there.
-if Context.environment["NATIVEAUTH_WITHOUT_POSTGRES"] == "1" {
-    let postgresTargets: Set = ["NativeAuthPostgres", "NativeAuthPostgresTests", "fleet-worker"]
-    package.products.removeAll { $0.name == "NativeAuthPostgres" }
-    package.targets.removeAll { postgresTargets.contains($0.name) }
-    package.dependencies.removeAll {
-        if case .sourceControl(_, let location, _) = $0.kind { return "\(location)".contains("postgres-nio") }
-        return false
-    }
-}
-
-// NATIVEAUTH_WITHOUT_MCP=1 (the sanitizer builds) leaves NativeAuthMCP, its sample and the MCP
-// Swift SDK out: its test runs the sample against the official MCP server once, unsanitized.
-if Context.environment["NATIVEAUTH_WITHOUT_MCP"] == "1" {
-    let mcpTargets: Set = ["NativeAuthMCP", "NativeAuthMCPTests", "mcp-client-sample"]
-    package.products.removeAll { $0.name == "NativeAuthMCP" }
-    package.targets.removeAll { mcpTargets.contains($0.name) }
-    package.dependencies.removeAll {
-        if case .sourceControl(_, let location, _) = $0.kind { return "\(location)".contains("swift-sdk") }
-        return false
-    }
-}
-
-// scripts/test.sh's sanitizer builds also set NATIVEAUTH_WITHOUT_EXECUTABLES=1: the sample CLIs and
-// the test helpers that run as processes are left out, and so are the suites that start them (they
-// ran above, unsanitized); every library module and every in-process test is still built and run
-// under both sanitizers.
-if Context.environment["NATIVEAUTH_WITHOUT_EXECUTABLES"] == "1" {
-    package.targets.removeAll { $0.type == .executable }
 }

@@ -3,7 +3,10 @@
 #
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
 #   2. builds everything, tests included, and checks from the build graph that the core and the
-#      provider modules link neither AsyncHTTPClient nor SwiftNIO-SSL (scripts/check-core-dependencies)
+#      provider modules link neither AsyncHTTPClient, SwiftNIO-SSL nor any swift-nio module
+#      (scripts/check-core-dependencies); then builds the samples package (Samples/: the sample CLIs,
+#      which the process tests run, and the adapter of the public sender with its tests) into the
+#      same build directory
 #   3. starts the real authorization servers (scripts/test-server: django-oauth-toolkit, and
 #      Authlib's server for signed client authentication and the JWT bearer grant, in .venv)
 #      and runs the test suite against them and against local test servers, then the keyring tests on
@@ -11,6 +14,7 @@
 #      with debug logging on,
 #      then NativeAuthPostgres's tests against a real PostgreSQL 15 (scripts/postgres),
 #      then the token agent forwarded over a real OpenSSH connection (scripts/sshd),
+#      and the samples package's own tests (the adapter of the public sender, against the sandbox),
 #      and checks that no token or secret any server issued appears in any output (redaction);
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
@@ -30,6 +34,7 @@
 # Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/samples.sh
 
 # Each step says how long the run has taken so far (minutes:seconds), so a slow step shows in CI's log.
 log() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
@@ -98,6 +103,10 @@ for module in NativeAuth NativeAuthGitHub NativeAuthCognito NativeAuthGoogle Nat
 done
 scripts/check-core-dependencies NativeAuth
 
+# The sample CLIs (the process tests run them) and the samples' own tests, in the same build directory.
+log "building the samples package (Samples/), tests included"
+build_package --build-tests
+
 # --- 3. tests -----------------------------------------------------------------------------------
 log "starting the real authorization server"
 started_server=0
@@ -128,6 +137,16 @@ set -e
     echo "the test suite failed (exit $status); the full log: $redaction/suite.log" >&2
     exit 1
 }
+
+log "running the samples package's tests (the adapter of the public sender, on public API alone)"
+set +e
+NATIVEAUTH_LOG_LEVEL=debug NATIVEAUTH_TEST_SECRETS_FILE="$redaction/secrets" \
+    NATIVEAUTH_TEST_OUTPUT_DIR="$redaction/outputs" timeout --kill-after=30 300 \
+    swift test --package-path Samples --scratch-path "$PWD/.build" --skip-build 2>&1 \
+    | tee -a "$redaction/suite.log" | grep -Ev '^[0-9T:+-]+ (trace|debug) '
+status=${PIPESTATUS[0]}
+set -e
+[[ $status == 0 ]] || { failures "$redaction/suite.log"; echo "the samples' tests failed (exit $status)" >&2; exit 1; }
 
 # The keyring tests, on their own (NATIVEAUTH_KEYRING_TESTS=1; not under the sanitizers): a real
 # gnome-keyring-daemon on a private bus is this run's session bus, and tests that lock, stop or
@@ -184,32 +203,27 @@ NATIVEAUTH_STRESS_TESTS=1 logged_test timeout --kill-after=30 900 swift test --s
 # of both and added minutes to CI, for no library code the other suites do not already run sanitized.
 # The provider modules' sample-CLI suites are skipped for the same reason: their in-memory suites run
 # the same provider code sanitized.
-# The other suites that start the sample CLIs (or the crash test's writer) are skipped too, and the
-# executables are left out of the sanitizer builds altogether (NATIVEAUTH_WITHOUT_EXECUTABLES,
-# Package.swift): they would be linked twice more for no test that runs them.
-unsanitized='NativeAuthIntegrationTests|EntraCLITests|KeycloakCLITests|GitLabCLITests|Auth0CLITests|OktaCLITests'
-unsanitized+='|GitHubLoginCLITests|NativeAuthCLIWithGitHubTests|InitechLoginCLITests|CognitoLoginCLITests|DemoCLITests'
-unsanitized+='|KeyringCLITests|FileTokenStoreCrashTests|SandboxRefreshTests/fourProcessesShareOneRefresh'
-unsanitized+='|GoogleLoginTests/(everyCommandAtTraceLevelPrintsNoTokenAndNoSecret|googleLoginSignsInRefreshesAndRevokesAtLogout)'
-# NativeAuthPostgres and postgres-nio are left out of the sanitizer builds altogether (Package.swift):
-# its suite needs the real database and ran above.
-# NativeAuthMCP and the MCP Swift SDK likewise: its test runs the sample CLI, above.
-export NATIVEAUTH_WITHOUT_POSTGRES=1 NATIVEAUTH_WITHOUT_EXECUTABLES=1 NATIVEAUTH_WITHOUT_MCP=1
+# The samples are not built under the sanitizers (they are another package), so the suites that start
+# them (or the crash test's writer) are skipped too: they ran above, unsanitized.
+# NativeAuthPostgres and NativeAuthMCP (with postgres-nio and the MCP Swift SDK) are left out with
+# their traits off (--disable-default-traits: each module compiles to nothing): their suites need the
+# real database and the sample CLI, and ran above, once, unsanitized.
+sanitized=(--build-tests --disable-default-traits)
 log "the test suite under ThreadSanitizer"
-swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+swift build "${sanitized[@]}" --sanitize=thread --scratch-path .build-tsan
 # One known false positive is suppressed (scripts/lib/tsan-suppressions.txt says which and why).
 TSAN_OPTIONS="suppressions=$PWD/scripts/lib/tsan-suppressions.txt" NATIVEAUTH_REQUIRE_TEST_SERVER=1 \
-    logged_test timeout --kill-after=30 1200 swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
+    logged_test timeout --kill-after=30 1200 swift test --skip-build --disable-default-traits --sanitize=thread --scratch-path .build-tsan \
     --skip "$unsanitized"
 
 # LeakSanitizer is off: it reports what libcurl (FoundationNetworking) and swift-crypto's RSA code
 # never free, and live Swift values it cannot see, in every process (THREAT_MODEL.md, "Leaks");
 # memory errors are all still caught.
 log "the test suite under AddressSanitizer"
-swift build --build-tests --sanitize=address --scratch-path .build-asan
+swift build "${sanitized[@]}" --sanitize=address --scratch-path .build-asan
 ASAN_OPTIONS=detect_leaks=0 NATIVEAUTH_REQUIRE_TEST_SERVER=1 logged_test timeout --kill-after=30 1200 \
-    swift test --skip-build --sanitize=address --scratch-path .build-asan --skip "$unsanitized"
-unset NATIVEAUTH_WITHOUT_POSTGRES NATIVEAUTH_WITHOUT_EXECUTABLES NATIVEAUTH_WITHOUT_MCP
+    swift test --skip-build --disable-default-traits --sanitize=address --scratch-path .build-asan \
+    --skip "$unsanitized"
 
 log "checking the sandbox authorization server with Authlib, a client nobody here wrote"
 nativeauth="$(swift build --show-bin-path)/nativeauth-demo"
@@ -267,7 +281,7 @@ fi
 
 # --- 7. package traits ---------------------------------------------------------------------------
 log "building nativeauth with --traits Cognito only"
-swift build --traits Cognito --product nativeauth
+build_package --traits Cognito --product nativeauth
 providers=$(.build/debug/nativeauth --help | grep 'Providers in this build')
 [[ $providers == *"oidc, cognito."* ]] || { echo "unexpected: $providers" >&2; exit 1; }
 if strings .build/debug/nativeauth | grep -q GitHubProvider; then
@@ -288,7 +302,7 @@ set -e
     echo "unexpected: $status $answer" >&2
     exit 1
 }
-swift build --product nativeauth >/dev/null  # back to the default traits
+build_package --product nativeauth >/dev/null  # back to the default traits
 # On Linux the tools send with AsyncHTTPClient and link no FoundationNetworking: libcurl and its
 # forty libraries would cost every start 7 MB and milliseconds (NativeAuthURLSession is Apple's).
 if ldd .build/debug/nativeauth | grep -E 'libcurl|libFoundationNetworking'; then
@@ -306,7 +320,7 @@ fi
 # BoringSSL, and NativeAuth's own modules, built from these same sources) is not compiled again.
 # Before the scaffold check, which compiles NativeAuth's modules from a copy.
 log "building the Benchmarks package (not running it: scripts/benchmarks does)"
-swift build --package-path Benchmarks --scratch-path .build
+build_package --package-path Benchmarks
 
 # --- 9. the scaffold-provider plugin --------------------------------------------------------------
 log "scaffold-provider, in a scratch copy and in a package that depends on it"
@@ -316,6 +330,6 @@ bash scripts/check-scaffold.sh
 # Unoptimized, in the AddressSanitizer build directory above (its C modules are reused): a quarter of
 # an hour less than an optimized build, and enough runs for a smoke test.
 log "fuzzing each parser of untrusted input for 15 s (scripts/fuzz; longer runs: Fuzz/RUNS.md)"
-NATIVEAUTH_WITHOUT_POSTGRES=1 NATIVEAUTH_WITHOUT_MCP=1 scripts/fuzz --seconds 15 --debug
+scripts/fuzz --seconds 15 --debug
 
 log "all checks passed"

@@ -88,7 +88,7 @@ struct Demo: Sendable {
             throw error
         }
         let label = "\(number). \(name)".padding(toLength: 32, withPad: " ", startingAt: 0)
-        let time = String((clock.now - start).milliseconds).leftPadded(to: 6)
+        let time = String(Int(((clock.now - start) / .milliseconds(1)).rounded())).leftPadded(to: 6)
         say("  \(label)\(time) ms   \(detail)")
         return value
     }

@@ -1,7 +1,7 @@
 internal import ArgumentParser
-internal import Foundation
-package import Logging
-package import NativeAuth
+public import Foundation
+public import Logging
+public import NativeAuth
 internal import Synchronization
 
 #if canImport(Glibc)
@@ -10,12 +10,15 @@ internal import Synchronization
     import Darwin
 #endif
 
-/// Shared plumbing of the commands: building the authenticator, printing results and errors.
-package enum CommandSupport {
+/// Shared plumbing of the commands: logging, running a command's body, printing results and
+/// errors. A tool's own commands (a demo, an agent of one's own) run the way the standard ones do
+/// with ``run(_:_:)``, ``cancellingOnSignals(_:)``, ``makeLogger(label:environment:)`` and
+/// ``printLine(_:)``.
+public enum CommandSupport {
     /// A logger that writes to stderr (stdout is the command's output) at the level named by
     /// `NATIVEAUTH_LOG_LEVEL` (`trace` … `critical`), `warning` by default. It does not bootstrap
     /// the logging system: an application's own logging stays as it set it up.
-    package static func makeLogger(
+    public static func makeLogger(
         label: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Logger {
@@ -26,7 +29,7 @@ package enum CommandSupport {
     }
 
     /// Runs `body`; an error becomes `error: <code>: <message>` and a hint line on stderr, and exit 1.
-    package static func run<Tool: NativeAuthTool>(_ tool: Tool.Type, _ body: () async throws -> Void) async throws {
+    public static func run<Tool: NativeAuthTool>(_ tool: Tool.Type, _ body: () async throws -> Void) async throws {
         do {
             try await body()
         } catch let error as AuthError {
@@ -46,7 +49,7 @@ package enum CommandSupport {
     /// Runs `body` in a task that Ctrl-C (SIGINT) and SIGTERM cancel, for commands that wait on the
     /// person: a waiting sign-in ends with `login_cancelled`, its listener and prompt are released,
     /// and the error line says so. A second signal exits at once.
-    package static func cancellingOnSignals<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws
+    public static func cancellingOnSignals<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws
         -> T
     {
         let task = Task { try await body() }
@@ -78,7 +81,7 @@ package enum CommandSupport {
     }
 
     /// The exit statuses, for every command's `--help`.
-    package static let exitStatusHelp = """
+    public static let exitStatusHelp = """
         Exit status: 0 on success; 1 on an authentication, token-store or configuration error (one line \
         `error: <code>: <message>` on stderr, then a hint); 64 on a usage error.
         """
@@ -165,7 +168,7 @@ package enum CommandSupport {
 
     /// Prints one line on standard output, its control characters made visible (claims and names
     /// come from servers).
-    package static func printLine(_ text: String) {
+    public static func printLine(_ text: String) {
         FileHandle.standardOutput.write(Data((TerminalText.sanitized(text) + "\n").utf8))
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import InitechProvider
+import InitechProviderFixture
 import LenientJSON
 import NIOConcurrencyHelpers
 @_spi(Provider) import NativeAuth

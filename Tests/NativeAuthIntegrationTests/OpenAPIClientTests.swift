@@ -3,7 +3,7 @@ import HTTPTypes
 @_spi(Provider) import NativeAuth
 import NativeAuthOpenAPI
 import NativeAuthTesting
-import NotesAPI
+import NotesAPIFixture
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import TestSupport

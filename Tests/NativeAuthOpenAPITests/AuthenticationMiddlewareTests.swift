@@ -4,7 +4,7 @@ import LenientJSON
 @_spi(Provider) import NativeAuth
 import NativeAuthOpenAPI
 import NativeAuthTesting
-import NotesAPI
+import NotesAPIFixture
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import TestSupport

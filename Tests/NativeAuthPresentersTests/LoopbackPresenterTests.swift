@@ -16,13 +16,6 @@ struct ClosureOpener: BrowserOpener {
     func open(_ url: URL) async throws { try await body(url) }
 }
 
-/// Collects what a presenter writes for the person.
-final class OutputRecorder: Sendable {
-    private let lines = NIOLockedValueBox<[String]>([])
-    var output: ConsoleOutput { ConsoleOutput { line in self.lines.withLockedValue { $0.append(line) } } }
-    var text: String { lines.withLockedValue { $0.joined(separator: "\n") } }
-}
-
 /// GETs `url` and returns the status and body (no redirects, no cookies).
 func fetch(_ url: URL) async throws -> (Int, String) {
     let (data, response) = try await URLSession.shared.data(from: url)
