@@ -106,7 +106,7 @@ public struct DPoPKey: Sendable {
     /// A proof for one request (RFC 9449 §4.2), the value of its `DPoP` header: `typ` `dpop+jwt`,
     /// the public key as `jwk`, a new `jti`, `htm`, `htu`, `iat`; `ath` (the access token's SHA-256,
     /// base64url) with an access token, and the server's `nonce` when it gave one.
-    /// ``Authenticator/send(_:body:streamingTo:)`` adds one to every request with a DPoP-bound token; this is
+    /// ``Authenticator/send(_:body:for:stepUpWith:streamingTo:)`` adds one to every request with a DPoP-bound token; this is
     /// for requests an app sends another way.
     ///
     /// - Parameters:

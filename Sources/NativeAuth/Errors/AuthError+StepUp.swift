@@ -13,19 +13,19 @@ struct ScopeChallenge: Error, Sendable {
 extension AuthError {
     /// The scopes an API's 403 `insufficient_scope` named in its challenge (RFC 6750 §3.1's
     /// `scope`), on an ``Code/insufficientScope`` error: sign in again asking for them too, or let
-    /// ``Authenticator/send(_:body:stepUpWith:streamingTo:)`` do it. `nil` when the challenge named none, and on
+    /// ``Authenticator/send(_:body:for:stepUpWith:streamingTo:)`` do it. `nil` when the challenge named none, and on
     /// any other error.
     public var missingScopes: [String]? { (underlying as? ScopeChallenge)?.scopes }
 
     /// The stronger or more recent sign-in an API asked for, on a ``Code/stepUpRequired`` error:
-    /// sign in again with these options (``Authenticator/login(presenter:scopes:options:)``), or let
-    /// ``Authenticator/send(_:body:stepUpWith:streamingTo:)`` do it. `nil` on any other error.
+    /// sign in again with these options (``Authenticator/login(_:scopes:)``), or let
+    /// ``Authenticator/send(_:body:for:stepUpWith:streamingTo:)`` do it. `nil` on any other error.
     public var stepUp: LoginOptions? { (underlying as? StepUpChallenge)?.options }
 
     /// A ``Code/stepUpRequired`` error that asks for a sign-in with `options`: for a provider's
     /// ``ErrorMapper`` whose server asks for a stronger sign-in in its own words (Microsoft Entra's
     /// `claims` beside `interaction_required` at the token endpoint). ``stepUp`` returns `options`,
-    /// and ``Authenticator/send(_:body:stepUpWith:streamingTo:)`` signs in with them.
+    /// and ``Authenticator/send(_:body:for:stepUpWith:streamingTo:)`` signs in with them.
     ///
     /// - Parameters:
     ///   - options: The sign-in asked for (its ``LoginOptions/claims``, ``LoginOptions/acrValues``, …).

@@ -203,7 +203,7 @@ public struct SubjectTokenSource: Sendable, CustomStringConvertible {
 /// elsewhere, traded (RFC 8693 token exchange) or presented (RFC 7523 JWT bearer), read from its
 /// ``SubjectTokenSource`` again at every request, the renewals too.
 ///
-/// Set it as ``ProviderConfiguration/workload``; ``Authenticator/loginAsWorkload(scopes:)`` signs
+/// Set it as ``ProviderConfiguration/workload``; ``Authenticator/login(_:scopes:)`` with ``SignInMethod/workload`` signs
 /// in with it, and the tokens it gets are renewed with it when they expire.
 public struct WorkloadGrant: Sendable, CustomStringConvertible {
     /// The grant: ``Grant/Kind/tokenExchange`` or ``Grant/Kind/jwtBearer``.

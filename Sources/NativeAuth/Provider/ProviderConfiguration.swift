@@ -37,7 +37,7 @@ public struct ProviderConfiguration: Sendable {
     /// ``Authenticator/accessToken(for:scopes:minimumValidity:)``. JSON key `resource` (URLs
     /// separated by spaces, or an array).
     public var resources: [URL] = []
-    /// Whether ``Authenticator/send(_:body:streamingTo:)`` follows an API's 401 that points to its protected
+    /// Whether ``Authenticator/send(_:body:for:stepUpWith:streamingTo:)`` follows an API's 401 that points to its protected
     /// resource metadata (RFC 9728 `resource_metadata`): when the metadata names this
     /// configuration's issuer, a token for that resource is got under the sign-in
     /// (``Authenticator/accessToken(for:scopes:minimumValidity:)``) and the request retried once;
@@ -82,7 +82,7 @@ public struct ProviderConfiguration: Sendable {
     /// (`require_pushed_authorization_requests`). JSON key `pushed_authorization_requests`.
     public var pushedAuthorizationRequests: FeaturePolicy = .automatic
     /// How a workload gets tokens from a token of its own (token exchange, JWT bearer), for
-    /// ``Authenticator/loginAsWorkload(scopes:)`` and the renewals of what it got. JSON keys
+    /// ``Authenticator/login(_:scopes:)`` with ``SignInMethod/workload`` and the renewals of what it got. JSON keys
     /// `subject_token_file`, `subject_token_command` or `subject_token_github_actions` (one of
     /// them), with `subject_token_type`, `workload_grant` and `token_exchange_audience`.
     public var workload: WorkloadGrant?

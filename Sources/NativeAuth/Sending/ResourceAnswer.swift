@@ -55,6 +55,16 @@ package struct ResourceAnswer: Sendable, Equatable {
         }
     }
 
+    /// `error`, the mapper's reading of a refusal for want of a scope, carrying the scopes the
+    /// challenge names (``AuthError/missingScopes``), unless the mapper said otherwise.
+    func carryingNamedScopes(_ error: AuthError) -> AuthError {
+        let named = (challenge?.scope ?? "").split(separator: " ").map(String.init)
+        guard error.code == .insufficientScope, error.underlying == nil, !named.isEmpty else { return error }
+        var error = error
+        error.underlying = ScopeChallenge(scopes: named)
+        return error
+    }
+
     /// Whether a 401 names the API's protected resource metadata (RFC 9728 §5.1).
     package var pointsToResourceMetadata: Bool {
         reading == .tokenRefused && challenge?.parameters["resource_metadata"] != nil

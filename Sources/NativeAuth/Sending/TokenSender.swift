@@ -162,13 +162,10 @@ extension ExchangeClient {
         case .stepUp(let options):
             return AuthError.stepUp(options, challenge: answer.challenge, status: Int(response.status.code))
         case .scopeMissing:
-            var error = self.error(
-                for: AuthFailure(operation: .apiRequest, response: response, body: body, challenge: answer.challenge))
-            let named = (answer.challenge?.scope ?? "").split(separator: " ").map(String.init)
-            if error.code == .insufficientScope, error.underlying == nil, !named.isEmpty {
-                error.underlying = ScopeChallenge(scopes: named)
-            }
-            return error
+            return answer.carryingNamedScopes(
+                self.error(
+                    for: AuthFailure(
+                        operation: .apiRequest, response: response, body: body, challenge: answer.challenge)))
         case .nonceMissing:
             return DPoPNonces.missingNonce(operation: .apiRequest, status: Int(response.status.code))
         }
