@@ -1,7 +1,7 @@
 internal import ArgumentParser
 public import Foundation
 public import Logging
-public import NativeAuth
+package import NativeAuth
 internal import Synchronization
 
 #if canImport(Glibc)

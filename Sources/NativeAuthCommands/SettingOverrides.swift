@@ -2,7 +2,7 @@ public import Foundation
 public import NativeAuth
 
 /// Settings a command sets or clears over every layer below it (flags, environment, configuration
-/// file, profile): what ``ToolOptions/makeAuthenticator(settings:)`` takes.
+/// file, profile): what ``CommandOptions/makeAuthenticator(settings:)`` takes.
 ///
 /// ```swift
 /// var settings = SettingOverrides()

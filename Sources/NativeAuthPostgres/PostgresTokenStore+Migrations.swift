@@ -3,10 +3,10 @@
     internal import Crypto
     internal import Foundation
     internal import LenientJSON
-    public import Logging
-    public import NativeAuth
-    public import PostgresNIO
-    public import ServiceLifecycle
+    internal import Logging
+    internal import NativeAuth
+    internal import PostgresNIO
+    internal import ServiceLifecycle
     internal import Synchronization
 
     // The table and its migrations, applied once per store.

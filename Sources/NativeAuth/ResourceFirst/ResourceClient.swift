@@ -18,7 +18,7 @@ internal import Synchronization
 /// let (response, body) = try await client.send(request, body: initialize)
 /// ```
 ///
-/// For a URL it has not met, ``send(_:body:for:stepUpWith:streamingTo:)`` follows the MCP authorization spec:
+/// For a URL it has not met, ``send(_:body:streamingTo:)`` follows the MCP authorization spec:
 ///
 /// 1. The request goes without a token. Its 401 names the resource's metadata (RFC 9728), whose
 ///    `resource` must be the URL itself (its query aside: never a parent path, the bare origin or
@@ -308,7 +308,7 @@ public final class ResourceClient: Sendable {
 
     /// After an answer that refuses the resource's token for want of a scope (403
     /// `insufficient_scope`) or of a stronger sign-in, from the resource at `url`: the step-up
-    /// ``send(_:body:for:stepUpWith:streamingTo:)`` makes, as `plan` (the operation's) says. Returns the new
+    /// ``send(_:body:streamingTo:)`` makes, as `plan` (the operation's) says. Returns the new
     /// token, or `nil` when no sign-in was made (the answer asks for none, the resource is not
     /// known, the plan stops, or ``Options/stepsUp`` said no).
     public func steppingUp(for url: URL, answering response: HTTPResponse, plan: inout StepUpPlan) async throws
