@@ -34,9 +34,10 @@
     /// The attacker here is `scripts/lib/tls_refusing_postgres.py` on this machine's own non-loopback
     /// address; no PostgreSQL is needed, but it runs with the PostgreSQL suites (once, in their step of
     /// scripts/test.sh).
-    @Suite(
-        .testLogging, .enabled(if: TestDatabase.isAvailable && networkAddress != nil, "PostgreSQL's step, off loopback")
-    )
+    /// Whether this machine has PostgreSQL's step off loopback.
+    private let fleetTLSAvailable = TestDatabase.isAvailable && networkAddress != nil
+
+    @Suite(.testLogging, .enabled(if: fleetTLSAvailable, "PostgreSQL's step, off loopback"))
     struct FleetTLSTests {
         @Test func offLoopbackThePasswordNeverGoesInClearText() async throws {
             let host = try #require(networkAddress)

@@ -29,13 +29,14 @@ import Testing
     }
 
     /// Runs a loopback session whose browser is `browser`, given what a browser gets: the start
-    /// address; the session's result.
+    /// address; the session's result. The timeout only bounds a hang: beside the whole suite on two
+    /// cores these few local exchanges have taken 50 s, and 20 s failed CI.
     static func signIn(
         _ browser: @escaping @Sendable (URL) async throws -> Void
     ) async throws -> Result<AuthorizationResponse, AuthError> {
         let presenter = LoopbackPresenter(
             configuration: .init(
-                timeout: .seconds(20), opener: ClosureOpener(body: browser), output: ConsoleOutput { _ in }))
+                timeout: .seconds(120), opener: ClosureOpener(body: browser), output: ConsoleOutput { _ in }))
         let session = try await presenter.beginSession()
         do {
             let url = try #require(authorization)

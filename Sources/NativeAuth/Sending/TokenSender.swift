@@ -84,8 +84,12 @@ public struct TokenSender: Sendable {
         var credential = try await holder.credential(for: target, minimumValidity: 60)
         var newProofPending = false
         while true {
-            let proof = try await holder.proof(
-                for: request, credential: credential, nonce: request.url.flatMap(client.dpopNonces.nonce(for:)))
+            // A proof signed elsewhere (by a token agent) for a DPoP-bound token; nothing for a bearer one.
+            let proof =
+                credential.isDPoPBound
+                ? try await holder.proof(
+                    for: request, credential: credential, nonce: request.url.flatMap(client.dpopNonces.nonce(for:)))
+                : nil
             let authorized = try client.authorized(request, credential: credential, proof: proof)
             let (response, answerBody): (HTTPResponse, ResponseBody)
             if newProofPending {
