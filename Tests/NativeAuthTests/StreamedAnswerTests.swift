@@ -107,7 +107,9 @@ import Testing
     @Test func aSinkThatThrowsEndsTheExchangeWithItsError() async throws {
         let server = try await TestHTTPServer.start { _ in TestResponse(body: Self.body) }
         let error = await #expect(throws: AuthError.self) {
-            _ = try await TransportUnderTest.asyncHTTPClient.make().send(
+            // The deadline only bounds a hang: beside the whole suite on two cores, a first answer
+            // has taken longer than 30 s to arrive, and the deadline's error hid the sink's.
+            _ = try await TransportUnderTest.asyncHTTPClient.make(timeout: .seconds(120)).send(
                 HTTPRequest(method: .get, url: server.url("/events")), body: nil
             ) { _ in
                 throw AuthError(.configurationInvalid, "the sink is full")
