@@ -208,6 +208,10 @@ NATIVEAUTH_STRESS_TESTS=1 logged_test timeout --kill-after=30 900 swift test --s
 # NativeAuthPostgres and NativeAuthMCP (with postgres-nio and the MCP Swift SDK) are left out with
 # their traits off (--disable-default-traits: each module compiles to nothing): their suites need the
 # real database and the sample CLI, and ran above, once, unsanitized.
+unsanitized='NativeAuthIntegrationTests|EntraCLITests|KeycloakCLITests|GitLabCLITests|Auth0CLITests|OktaCLITests'
+unsanitized+='|GitHubLoginCLITests|NativeAuthCLIWithGitHubTests|InitechLoginCLITests|CognitoLoginCLITests|DemoCLITests'
+unsanitized+='|KeyringCLITests|FileTokenStoreCrashTests|SandboxRefreshTests/fourProcessesShareOneRefresh'
+unsanitized+='|GoogleLoginTests/(everyCommandAtTraceLevelPrintsNoTokenAndNoSecret|googleLoginSignsInRefreshesAndRevokesAtLogout)'
 sanitized=(--build-tests --disable-default-traits)
 log "the test suite under ThreadSanitizer"
 swift build "${sanitized[@]}" --sanitize=thread --scratch-path .build-tsan
