@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import NIOSSL
 internal import NativeAuth
-internal import Synchronization
 
 /// The AsyncHTTPClient clients the transports of a process create for themselves: one for each
 /// proxy and TLS setting, created when a transport first needs it and shared by every
@@ -35,7 +34,7 @@ final class SharedHTTPClients: Sendable {
 
     /// How long a client without leases waits before it is shut down.
     let idleShutdown: Duration
-    private let clients = Mutex<[Key: Entry]>([:])
+    private let clients = Locked<[Key: Entry]>([:])
 
     init(idleShutdown: Duration) { self.idleShutdown = idleShutdown }
 

@@ -2,7 +2,6 @@ internal import ArgumentParser
 public import Foundation
 public import Logging
 package import NativeAuth
-internal import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -54,7 +53,7 @@ public enum CommandSupport {
     {
         let task = Task { try await body() }
         let signals = [SIGINT, SIGTERM]
-        let received = Mutex(0)
+        let received = Locked(0)
         let sources = signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())

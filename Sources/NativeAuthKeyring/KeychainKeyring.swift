@@ -1,6 +1,5 @@
 internal import Foundation
 internal import NativeAuth
-internal import Synchronization
 
 /// The two keychains of macOS. Items of ``KeychainTokenStore`` belong in the data protection
 /// keychain, the one iOS has always had, where `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`
@@ -56,7 +55,7 @@ struct KeychainKeyring<Calls: KeychainCalls>: Keyring {
     private let fallBack = FallBack()
 
     private final class FallBack: Sendable {
-        let taken = Mutex(false)
+        let taken = Locked(false)
     }
 
     init(calls: Calls) { self.calls = calls }

@@ -6,7 +6,6 @@
     public import MCP
     public import NativeAuth
     public import NativeAuthPresenters
-    internal import Synchronization
 
     #if canImport(FoundationNetworking)
         public import FoundationNetworking
@@ -95,7 +94,7 @@
 
         private let options: Options
         private let client: ResourceClient
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// Creates an authorizer that finds everything from the MCP server's URL (see the type's
         /// discussion).

@@ -3,7 +3,6 @@ public import HTTPTypes
 internal import HTTPTypesFoundation
 public import NativeAuth
 public import OpenAPIRuntime
-internal import Synchronization
 
 /// A swift-openapi-runtime `ClientMiddleware` that gives an OpenAPI client's operations the
 /// access tokens of an `Authenticator` through its `TokenSender`, with everything
@@ -98,7 +97,7 @@ public struct AuthenticationMiddleware: ClientMiddleware {
         let body = try await Self.replayable(body, limit: replayableBodyLimit)
         let limit = refusalBodyLimit
         let sender = authenticator.sender(for: target, stepUpWith: stepUpPresenter)
-        let sent = Mutex(false)
+        let sent = Locked(false)
         // Each attempt goes through the rest of the client's stack as the operation's own request
         // (a path relative to its server), with the headers NativeAuth set.
         return try await sender.send(absolute, body: body) { body in

@@ -1,7 +1,6 @@
 // With the Postgres trait off (the sanitizer builds), this module is empty.
 #if Postgres
     internal import NativeAuth
-    internal import Synchronization
 
     /// Lets at most `slots` lock connections of one store be in use at once (waiting for a key's lock
     /// or holding it), first come first served: the reads and writes inside each lock then always find
@@ -21,10 +20,10 @@
             var nextID = 0
         }
 
-        private let state: Mutex<State>
+        private let state: Locked<State>
 
         init(slots: Int) {
-            state = Mutex(State(free: max(1, slots)))
+            state = Locked(State(free: max(1, slots)))
         }
 
         /// How many wait for a slot now.

@@ -7,7 +7,6 @@
     internal import NativeAuth
     internal import PostgresNIO
     internal import ServiceLifecycle
-    internal import Synchronization
 
     // Listening for other instances' writes (LISTEN/NOTIFY), so that the copies in memory stay true.
     extension PostgresTokenStore {

@@ -7,7 +7,6 @@
     internal import NativeAuth
     internal import PostgresNIO
     internal import ServiceLifecycle
-    internal import Synchronization
 
     // The table and its migrations, applied once per store.
     extension PostgresTokenStore {

@@ -7,7 +7,6 @@
     public import NativeAuth
     public import PostgresNIO
     public import ServiceLifecycle
-    internal import Synchronization
 
     /// Keeps token sets in PostgreSQL, so that a fleet of instances (replicas of a service, workers of
     /// an agent platform) shares them, and refreshes each one once however many instances need it.
@@ -103,12 +102,12 @@
         let keys: SealingKeys
         let configuration: Configuration
         let logger: Logger
-        let cache = Mutex(Cache())
+        let cache = Locked(Cache())
         /// The newest generation this instance read or wrote per key: a row older than it is refused.
-        let seen = Mutex<[TokenKey: Int64]>([:])
+        let seen = Locked<[TokenKey: Int64]>([:])
         let lockConnections: ConnectionGate
-        let migration = Mutex<Task<Void, any Error>?>(nil)
-        private let secret = Mutex<Task<StoreSecret, any Error>?>(nil)
+        let migration = Locked<Task<Void, any Error>?>(nil)
+        private let secret = Locked<Task<StoreSecret, any Error>?>(nil)
 
         /// The lock of this store's keys: every instance that shares the database.
         public var lock: PostgresTokenLock { PostgresTokenLock(store: self) }

@@ -1,6 +1,5 @@
 internal import Foundation
 internal import NativeAuth
-internal import Synchronization
 
 /// Waits for the first of several callback sources (the loopback receiver, a paste prompt) or the
 /// timeout, then cancels the others and waits until they have stopped: nothing is left running.
@@ -54,7 +53,7 @@ enum CallbackRace {
 /// value's type was known (the loopback listener, bound in `beginSession()`): the receiver sees
 /// only whether a callback completed, and how.
 final class CompletedValue<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
+    private let value = Locked<Value?>(nil)
 
     /// `handler` as the receiver takes it: the value of a success stays here.
     func erasing(

@@ -1,7 +1,6 @@
 package import NIOCore
 package import NIOHTTP1
 internal import NativeAuth
-internal import Synchronization
 
 /// Every accepted connection, from the moment NIO creates it until it has been closed through
 /// `executeThenClose`. NIO stops the process when a connection is released without that (for
@@ -42,7 +41,7 @@ package final class ConnectionHandlers: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let limits: Limits?
 
     /// A registry; `limits` `nil` leaves connections unbounded (test servers under load).

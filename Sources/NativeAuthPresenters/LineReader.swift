@@ -1,6 +1,5 @@
 internal import Foundation
 internal import NativeAuth
-internal import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -110,7 +109,7 @@ public struct StandardInputLineReader: LineReader {
 /// A pipe that wakes a blocked `poll`; closed once, by the reading thread, after which signalling
 /// does nothing (the descriptors may already belong to someone else).
 private final class WakePipe: Sendable {
-    private let descriptors: Mutex<(read: Int32, write: Int32)?>
+    private let descriptors: Locked<(read: Int32, write: Int32)?>
     let readEnd: Int32
 
     init() throws {
@@ -118,7 +117,7 @@ private final class WakePipe: Sendable {
         guard pipe(&ends) == 0 else {
             throw AuthError(.loginCancelled, "cannot create a pipe (\(String(cString: strerror(errno))))")
         }
-        descriptors = Mutex((ends[0], ends[1]))
+        descriptors = Locked((ends[0], ends[1]))
         readEnd = ends[0]
     }
 

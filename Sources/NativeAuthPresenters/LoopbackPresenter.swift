@@ -1,7 +1,6 @@
 internal import Foundation
 internal import NIOCore
 public import NativeAuth
-internal import Synchronization
 
 /// Signs in through the system browser and a loopback redirect (RFC 8252 §7.3): the default for
 /// command-line tools on a machine with a browser.
@@ -171,7 +170,7 @@ struct LoopbackSession: UserAgentSession {
         // The opener runs on its own and is not cancelled: it may be inside an API whose
         // cancellation handler deadlocks on Linux (URLSession's), and a browser launch is harmless.
         // It only must not print the URL once the sign-in is over.
-        let finished = Mutex(false)
+        let finished = Locked(false)
         if let opener = configuration.opener {
             // The browser's command line is readable by every local user: it gets a one-time
             // address on the listener, which sends it on to the real page.

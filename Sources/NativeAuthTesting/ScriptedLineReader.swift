@@ -1,6 +1,5 @@
 internal import NativeAuth
 public import NativeAuthPresenters
-internal import Synchronization
 
 /// A `LineReader` fed by the test, for `ManualPastePresenter` and `LoopbackAndPastePresenter`:
 /// lines (or the end of the input) are queued with ``feed(_:)``, and a read waits until one
@@ -20,7 +19,7 @@ public final class ScriptedLineReader: LineReader {
         var reads = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a reader with `lines` queued; `nil` is the end of the input.
     ///

@@ -1,6 +1,5 @@
 public import Foundation
 public import NativeAuth
-internal import Synchronization
 
 /// A clock that moves only when told, or when the code under test sleeps: share one between a
 /// ``SandboxAuthorizationServer`` and an `Authenticator` to test expiry and polling without waiting.
@@ -17,13 +16,13 @@ internal import Synchronization
 /// (``sleeps``): a device-flow sign-in polls through its whole schedule in no real time. A
 /// cancelled task's sleep throws `CancellationError`, like `Task.sleep`.
 public final class TestClock: Sendable {
-    private let state: Mutex<(now: Date, sleeps: [Duration])>
+    private let state: Locked<(now: Date, sleeps: [Duration])>
 
     /// Creates a clock.
     ///
     /// - Parameter start: The time it shows until it is advanced; default now.
     public init(_ start: Date = Date()) {
-        state = Mutex((start, []))
+        state = Locked((start, []))
     }
 
     /// The time it shows.

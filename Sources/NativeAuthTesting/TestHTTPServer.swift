@@ -7,7 +7,6 @@ import NIOSSL
 @_spi(Provider) public import NativeAuth
 internal import NativeAuthAsyncHTTPClient
 internal import NativeAuthPresenters
-internal import Synchronization
 
 /// A request as ``TestHTTPServer`` received it.
 public struct TestRequest: Sendable {
@@ -401,7 +400,7 @@ public enum TestServerMode: Sendable, Equatable {
 /// The ports of in-memory servers: each its own, in a range the system does not hand out for
 /// listening sockets by default, so a request that misses the in-memory transport fails at once.
 enum InMemoryPorts {
-    private static let counter = Mutex(0)
+    private static let counter = Locked(0)
 
     static func next() -> Int {
         counter.withLock { count in

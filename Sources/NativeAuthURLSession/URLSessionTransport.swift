@@ -3,7 +3,6 @@ public import HTTPTypes
 internal import HTTPTypesFoundation
 public import Logging
 @_spi(Provider) public import NativeAuth
-internal import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -148,7 +147,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         var challenged = false
     }
 
-    private let pending = Mutex<[Int: Pending]>([:])
+    private let pending = Locked<[Int: Pending]>([:])
 
     func start(
         _ exchange: Exchange,

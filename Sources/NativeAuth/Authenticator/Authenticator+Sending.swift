@@ -1,7 +1,6 @@
 public import Foundation
 public import HTTPTypes
 internal import Logging
-internal import Synchronization
 
 // Requests with the tokens: the one send verb, the sender under it, and what the sender asks of
 // the authenticator (the resources found by their metadata, a step-up's sign-in).

@@ -2,7 +2,6 @@ public import Foundation
 internal import HTTPTypes
 internal import LenientJSON
 public import Logging
-internal import Synchronization
 
 /// The public face of NativeAuth: one provider, one client, one token store, one transport.
 ///
@@ -49,7 +48,7 @@ public final class Authenticator: Sendable {
     package let holder: any TokenHolder
     /// Resources whose metadata named this issuer (``ProviderConfiguration/followsResourceMetadata``):
     /// requests under them get their own token.
-    let discoveredResources = Mutex<[URL]>([])
+    let discoveredResources = Locked<[URL]>([])
 
     /// Creates an authenticator.
     ///

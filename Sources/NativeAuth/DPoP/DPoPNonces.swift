@@ -1,6 +1,5 @@
 package import Foundation
 package import HTTPTypes
-internal import Synchronization
 
 extension HTTPField.Name {
     /// `DPoP`: the proof of a request (RFC 9449 §4.1).
@@ -17,7 +16,7 @@ extension HTTPField.Name {
 /// The DPoP nonces servers gave (RFC 9449 §8, §9), remembered per server (scheme, host and port)
 /// for the next proofs to it.
 package final class DPoPNonces: Sendable {
-    private let nonces = Mutex<[String: String]>([:])
+    private let nonces = Locked<[String: String]>([:])
 
     package init() {}
 

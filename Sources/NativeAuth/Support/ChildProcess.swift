@@ -1,5 +1,4 @@
 package import Foundation
-internal import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -72,7 +71,7 @@ package enum ChildProcess {
         try await withCheckedThrowingContinuation { continuation in
             // Resumed once: by this thread when the child ends, or, past the deadline, when the
             // child is killed (see below).
-            let answer = Mutex<
+            let answer = Locked<
                 CheckedContinuation<(status: Int32, collected: T, timedOut: Bool), any Error>?
             >(continuation)
             let finish = { @Sendable (result: Result<(status: Int32, collected: T, timedOut: Bool), any Error>) in
@@ -89,7 +88,7 @@ package enum ChildProcess {
                     // Foundation starts a child as the leader of a process group of its own (on
                     // Linux and on Darwin); when it did not, only the child is signalled.
                     let stopped = ProcessWatchdog(pid: pid, group: getpgid(pid) == pid)
-                    let collected = Mutex<T?>(nil)
+                    let collected = Locked<T?>(nil)
                     // On Linux, Foundation sees the child's end only when every process that
                     // inherited its descriptors has ended, and one that left the group may live
                     // on: when the child is killed, the caller goes on; this thread still waits.
@@ -206,7 +205,7 @@ private final class ProcessWatchdog: Sendable {
     private let pid: Int32
     private let group: Bool
     /// Whether it is armed, and whether it fired.
-    private let state = Mutex((armed: false, fired: false))
+    private let state = Locked((armed: false, fired: false))
 
     init(pid: Int32, group: Bool) {
         self.pid = pid

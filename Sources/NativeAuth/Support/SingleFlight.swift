@@ -1,5 +1,3 @@
-internal import Synchronization
-
 /// One operation in flight for every caller that asks while it runs: they all await the same task
 /// and get its result, success or error. The metadata, the JWKS and refreshing use it.
 ///
@@ -18,7 +16,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     private let keepsValue: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates an idle flight.
     ///

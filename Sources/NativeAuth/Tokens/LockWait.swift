@@ -1,12 +1,10 @@
-internal import Synchronization
-
 /// The wait for a store's lock, as a span and a timer (``Instruments/Metric/lockWait``): ended once,
 /// when the lock is taken or the wait fails. `nil` when nothing is recorded.
 final class LockWait: Sendable {
     private let instruments: Instruments
     private let span: TraceSpan
     private let started: ContinuousClock.Instant
-    private let ended = Mutex(false)
+    private let ended = Locked(false)
 
     init?(_ instruments: Instruments) {
         guard instruments.isRecording else { return nil }

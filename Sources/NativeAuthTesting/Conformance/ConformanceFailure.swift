@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import NativeAuth
 
 /// What a conformance suite found wrong: every requirement that failed, each in one sentence.
 ///
@@ -19,7 +19,7 @@ public struct ConformanceFailure: Error, Sendable, CustomStringConvertible {
 /// Collects the failures of one suite run.
 final class ConformanceReport: Sendable {
     private let subject: String
-    private let failures = Mutex<[String]>([])
+    private let failures = Locked<[String]>([])
 
     init(_ subject: String) {
         self.subject = subject
@@ -59,7 +59,7 @@ func within<T: Sendable>(
 ) async -> Result<T, any Error>? {
     let task = Task { try await body() }
     return await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>?, Never>) in
-        let resumed = Mutex(false)
+        let resumed = Locked(false)
         let resume: @Sendable (Result<T, any Error>?) -> Void = { result in
             let first = resumed.withLock { done in
                 defer { done = true }

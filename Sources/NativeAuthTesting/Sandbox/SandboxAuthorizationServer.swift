@@ -1,7 +1,6 @@
 public import Foundation
 public import LenientJSON
 public import NativeAuth
-internal import Synchronization
 
 /// An OpenID provider that runs in your process on 127.0.0.1: sign-in, refresh, the device flow,
 /// userinfo, revocation and logout against a real server over real HTTP, with no account, no

@@ -3,7 +3,6 @@ import CryptoExtras
 public import Foundation
 import LenientJSON
 import NativeAuth
-internal import Synchronization
 
 extension SandboxAuthorizationServer {
     /// A key pair for a client that authenticates with `private_key_jwt`: the private half (PEM,

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import LenientJSON
 @_spi(Provider) import NativeAuth
-internal import Synchronization
 
 extension SandboxCore {
     // MARK: Authorization

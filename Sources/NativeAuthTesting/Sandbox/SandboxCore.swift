@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import LenientJSON
 import NativeAuth
-internal import Synchronization
 
 /// The sandbox's state and its answers; `SandboxAuthorizationServer` is the public face.
 final class SandboxCore: Sendable {
@@ -143,7 +142,7 @@ final class SandboxCore: Sendable {
     }
 
     let configuration: SandboxAuthorizationServer.Configuration
-    let state: Mutex<State>
+    let state: Locked<State>
     /// The endpoint whose request is being answered.
     @TaskLocal static var endpoint: Endpoint?
 
@@ -167,7 +166,7 @@ final class SandboxCore: Sendable {
         routes["/mtls" + dialect.path(.revocation)] = .revocation
         self.routes = routes
         IssuedSecrets.record(configuration.clients.compactMap(\.secret))
-        state = Mutex(
+        state = Locked(
             State(
                 autoApprove: configuration.autoApprove,
                 rotateRefreshTokens: configuration.rotateRefreshTokens,

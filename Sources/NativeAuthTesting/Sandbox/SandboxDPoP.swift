@@ -3,7 +3,6 @@ import CryptoExtras
 import Foundation
 import LenientJSON
 @_spi(Provider) import NativeAuth
-internal import Synchronization
 
 /// DPoP (RFC 9449) at the sandbox: proofs checked as §4.3 says at the token endpoint and the
 /// protected resources, nonces (§8, §9), and tokens bound to the proof's key (`cnf.jkt`).

@@ -1,7 +1,6 @@
 import Foundation
 import LenientJSON
 @_spi(Provider) import NativeAuth
-internal import Synchronization
 
 /// Pushed authorization requests (RFC 9126) at the sandbox: the endpoint that keeps a client's
 /// parameters, and the authorization endpoint's reading of a `request_uri`.

@@ -1,7 +1,6 @@
 import Foundation
 import LenientJSON
 import NativeAuth
-internal import Synchronization
 
 /// Dynamic client registration (RFC 7591) and Client ID Metadata Documents: the clients the
 /// sandbox learns while it runs.
