@@ -56,6 +56,15 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             valueName: "url"))
     var trustedIssuers: [String] = []
 
+    @Option(
+        name: .customLong("share-sign-in"),
+        help: ArgumentHelp(
+            "For an API found by its metadata: it may get its token from an existing sign-in at its authorization"
+                + " server that was made for another API (or the active account's), with no browser. Without it the"
+                + " tool asks on a terminal, and refuses otherwise; no signs in for the API alone.",
+            valueName: "url"))
+    var sharedSignIns: [String] = []
+
     @Flag(
         name: .customLong("step-up"),
         help: ArgumentHelp(
@@ -65,6 +74,13 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 + " the request once more. Without it the tool asks first on a terminal, and otherwise prints the"
                 + " refusal."))
     var stepUp = false
+
+    @Flag(
+        name: [.customShort("i"), .customLong("include")],
+        help: ArgumentHelp(
+            "Print the answer's status line and headers before its body, as curl -i does (an MCP server's"
+                + " Mcp-Session-Id, to send back with -H). The body is then printed once it has all arrived."))
+    var include = false
 
     @Flag(
         name: .long,
@@ -90,7 +106,8 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             var mapper: (any ErrorMapper)?
             // A successful answer is printed as it arrives (an MCP server's event stream line by
             // line); any other comes whole, to be acted on, and is printed after.
-            let printer = AnswerPrinter(raw: raw)
+            // With --include, the status line and headers come first: the body waits for them.
+            let printer = AnswerPrinter(raw: raw, holdingUntilHead: include)
             let sink: ResponseBodySink = { printer.write($0) }
             let override = try AccessTokenOverride.token()
             let absolute = try absoluteURL()
@@ -133,6 +150,7 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
                 (response, body) = try await authenticator.send(
                     request, body: payload, for: target, stepUpWith: presenter, streamingTo: sink)
             }
+            printer.release(head: Data(Self.head(of: response).utf8))
             printer.write(body)
             printer.finish()
             if response.status.code >= 400 {
@@ -151,6 +169,14 @@ public struct APICommand<Tool: NativeAuthTool>: AsyncParsableCommand {
 
 extension APICommand {
     private var logger: Logger { CommandSupport.makeLogger(label: Tool.toolName) }
+
+    /// What `--include` prints before the body: `HTTP CODE REASON`, each header as `Name: value`,
+    /// then an empty line, with CRLF line ends as on the wire.
+    static func head(of response: HTTPResponse) -> String {
+        var lines = ["HTTP \(response.status.code) \(response.status.reasonPhrase)"]
+        for field in response.headerFields { lines.append("\(field.name.rawName): \(field.value)") }
+        return lines.joined(separator: "\r\n") + "\r\n\r\n"
+    }
 
     /// Whether a refusal for want of a scope or a stronger sign-in leads to a sign-in again:
     /// `--step-up`, else a yes on the terminal.
@@ -171,6 +197,7 @@ extension APICommand {
         let bodyFromStandardInput = http.data == "@-"
         return try await options.send(
             request, body: payload, stepUp: consent,
+            lending: SignInLending(named: sharedSignIns, bodyFromStandardInput: bodyFromStandardInput),
             approvesServer: { issuer, _ in
                 guard let configured, !IssuerIdentifier.same(configured, issuer) else { return }
                 // The API chose another server than the one configured: nothing is sent there unless
@@ -237,7 +264,7 @@ enum APIDestination {
     static let clientCredentialSettings = [
         Setting.clientID.declaration, Setting.clientSecret.declaration, Setting.clientAssertionKey.declaration,
         Setting.clientAssertionKeyID.declaration, Setting.clientAuthentication.declaration,
-        Setting.clientCertificate.declaration, Setting.clientKey.declaration,
+        Setting.clientCertificate.declaration, Setting.clientKey.declaration, Setting.clientSecretFile.declaration,
     ]
 
     /// Refuses to send the sign-in's token (or, with `resource`, the token for it) to `url` when it

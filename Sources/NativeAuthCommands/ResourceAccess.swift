@@ -76,11 +76,15 @@ extension CommandOptions {
     }
 
     /// The accounts of `target.issuer`, for signing in there for `target.resource`: the server's
-    /// metadata in MCP's order (unless `--metadata-order` says otherwise), the target's scopes
-    /// (unless `--scope` does), and the client registered there unless a client id is configured.
-    /// When the configured issuer is another server, none of the configured client's credentials
-    /// go there (its id, secret, assertion key, certificate, initial access token): the tool is a
-    /// public client of its own there.
+    /// metadata in MCP's order (unless `--metadata-order` says otherwise), PKCE with S256 announced
+    /// (MCP's MUST), the target's scopes (unless `--scope` does), and the client registered there
+    /// unless a client id is configured for it.
+    ///
+    /// Unless the configured issuer is that server, none of the configured client's credentials
+    /// go there (its id, secret or secret file, assertion key, certificate, initial access token),
+    /// from any layer: the tool is a public client of its own there. With no issuer configured,
+    /// a client id and secret in the environment, a configuration file or a profile were given
+    /// for no server in particular, and a server nobody configured gets none of them.
     func prepare(
         for target: ResourceTarget,
         environment: [String: String] = ProcessInfo.processInfo.environment
@@ -90,17 +94,15 @@ extension CommandOptions {
         settings.set(.issuer, to: target.issuer)
         settings.set(.resource, to: [target.resource])
         settings.set(.registerClient, to: true)
+        settings.set(.requirePKCE, to: true)
         if flag(.metadataOrder) == nil { settings.set(.metadataOrder, to: MetadataOrder.oauth) }
         if flag(.scope) == nil { settings.set(.scope, to: target.scopes) }
-        if let configured = configuredIssuer(environment: environment),
-            !IssuerIdentifier.same(configured, target.issuer)
-        {
+        let home = configuredIssuer(environment: environment).map { IssuerIdentifier.same($0, target.issuer) } ?? false
+        if !home {
             for setting in APIDestination.clientCredentialSettings { settings.clear(setting) }
             environment["NATIVEAUTH_INITIAL_ACCESS_TOKEN"] = nil
             // The id its administrator gave the client there, kept when it became known.
             if let clientID = target.clientID { settings.set(.clientID, to: clientID) }
-        } else if configuredIssuer(environment: environment) == nil, let clientID = target.clientID {
-            settings.set(.clientID, to: clientID)
         }
         // Registered for every scope the resource lists (and those asked for), so that a later
         // step-up to one of them is a sign-in, not a registration anew.
@@ -128,16 +130,18 @@ extension CommandOptions {
     ///   - stepUp: Whether a 403 `insufficient_scope` leads to a sign-in for more scopes.
     ///   - approvesServer: Asked before the first request to the server a resource's metadata
     ///     names (the configured client's credentials stay home: see `prepare(for:)`).
+    ///   - lending: Whether an existing sign-in not made for the API may get its token.
     func send(
         _ request: HTTPRequest,
         body: Data?,
         stepUp: StepUpConsent = .never,
+        lending: SignInLending,
         approvesServer: (@Sendable (_ issuer: URL, _ resource: URL) async throws -> Void)? = nil,
         streamingTo sink: ResponseBodySink? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (HTTPResponse, Data) {
         let resources = try await resourceClient(
-            stepUp: stepUp, approvesServer: approvesServer, environment: environment)
+            stepUp: stepUp, approvesServer: approvesServer, lending: lending, environment: environment)
         return try await CommandSupport.cancellingOnSignals {
             try await resources.send(request, body: body, streamingTo: sink)
         }
@@ -146,9 +150,10 @@ extension CommandOptions {
     /// The token of the protected resource at `url`, known from an earlier call, else found by its
     /// 401 (`token --resource URL` with nothing configured), signing in when needed.
     func resourceToken(
-        for url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+        for url: URL, lending: SignInLending, environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> ResourceToken {
-        let resources = try await resourceClient(stepUp: .never, approvesServer: nil, environment: environment)
+        let resources = try await resourceClient(
+            stepUp: .never, approvesServer: nil, lending: lending, environment: environment)
         return try await CommandSupport.cancellingOnSignals { try await resources.accessToken(for: url) }
     }
 
@@ -157,6 +162,7 @@ extension CommandOptions {
     private func resourceClient(
         stepUp: StepUpConsent,
         approvesServer: (@Sendable (_ issuer: URL, _ resource: URL) async throws -> Void)?,
+        lending: SignInLending,
         environment: [String: String]
     ) async throws -> ResourceClient {
         // Borrowing from an agent, nothing signs in here or reads a store: an API found by its
@@ -184,6 +190,7 @@ extension CommandOptions {
             client.configuredClient = (issuer, clientID)
         }
         client.approvesServer = approvesServer
+        client.sharesSignIn = { try await lending.lends($0) }
         client.stepsUp = { signIn in
             guard stepUp != .never else { return false }
             let shown = Redaction.scrubURL(signIn.resource.absoluteString)

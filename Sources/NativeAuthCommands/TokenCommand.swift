@@ -77,6 +77,14 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("With --format dpop-proof: the request's method.", valueName: "method"))
     var method: String = "GET"
 
+    @Option(
+        name: .customLong("share-sign-in"),
+        help: ArgumentHelp(
+            "With --resource URL for an API found by its metadata: it may get its token from an existing sign-in"
+                + " made for another API of its server (see `api --share-sign-in`).",
+            valueName: "url"))
+    var sharedSignIns: [String] = []
+
     @OptionGroup var aws: AWSRoleOptions
 
     /// Creates the command (argument-parser fills in the options).
@@ -144,7 +152,8 @@ public struct TokenCommand<Tool: NativeAuthTool>: AsyncParsableCommand {
             try await options.knownResourceStore().knownResource(covering: asked) == nil
         {
             // Nothing configured but the resource's URL: its 401 names its server (as `api URL`).
-            let token = try await options.resourceToken(for: asked)
+            let token = try await options.resourceToken(
+                for: asked, lending: SignInLending(named: sharedSignIns, bodyFromStandardInput: false))
             try TokenOutput.checkPrintable(token.accessToken)
             let tokens = TokenSet(
                 accessToken: token.accessToken, tokenType: token.tokenType, scopes: token.scopes,

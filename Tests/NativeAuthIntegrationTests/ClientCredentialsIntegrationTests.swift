@@ -526,6 +526,55 @@ struct ClientCredentialsServerTests {
         await home.stop()
     }
 
+    /// Review L1: with no issuer configured, a client id and secret in the environment or a
+    /// configuration file, and an initial access token in the environment, were given for no
+    /// server in particular: `api URL` at a server nobody configured sends none of them (no
+    /// secret at its PAR or token endpoint, no initial access token at its registration endpoint).
+    @Test func discoveryWithNoIssuerConfiguredTakesNoConfiguredClientCredentials() async throws {
+        var configuration = SandboxAuthorizationServer.Configuration(autoApprove: true)
+        configuration.protectedResources = ["mcp"]
+        let api = try await SandboxAuthorizationServer.start(configuration, mode: .live)
+        let directory = try TemporaryDirectory()
+        let secretFile = directory.path + "/secret"
+        let (secret, fileSecret) = ("env-client-secret-5b1e0c9d77", "file-client-secret-2c4d8e")
+        try Data(fileSecret.utf8).write(to: URL(fileURLWithPath: secretFile))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile)
+        IssuedSecrets.record([secret, fileSecret])
+        let config = directory.path + "/config.json"
+        let object: JSONObject = ["client_id": "file-client-id", "client_secret_file": .string(secretFile)]
+        try JSONValue.object(object).encodedString().write(toFile: config, atomically: true, encoding: .utf8)
+        let resource = api.resourceURL("mcp").absoluteString
+        let environment = [
+            "BROWSER": redirectFollowingBrowser, "NATIVEAUTH_CLIENT_ID": "env-client-id",
+            "NATIVEAUTH_CLIENT_SECRET": secret,
+        ]
+        for layer in [["--config", config], []] {
+            let store = ["--store", directory.path + "/store-\(layer.count)"]
+            let result = try await run(cli, ["api", resource] + layer + store, environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("registered as client dyn-"), "\(result.stderr)")
+        }
+        let seen = api.requestLog.flatMap(\.fields).map(\.value)
+        #expect(!seen.isEmpty)
+        let configured = [secret, fileSecret, "env-client-id", "file-client-id"]
+        #expect(!seen.contains { value in configured.contains { value.contains($0) } }, "\(seen)")
+        await api.stop()
+
+        // An initial access token the server would take, had it been sent: it is not, and the
+        // registration is refused for want of one.
+        let initial = "initial-access-for-nobody-41c7"
+        IssuedSecrets.record([initial])
+        configuration.registrationAccessToken = initial
+        let guarded = try await SandboxAuthorizationServer.start(configuration, mode: .live)
+        let refused = try await run(
+            cli, ["api", guarded.resourceURL("mcp").absoluteString, "--store", directory.path + "/store-guarded"],
+            environment: ["BROWSER": redirectFollowingBrowser, "NATIVEAUTH_INITIAL_ACCESS_TOKEN": initial])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("initial access token"), "\(refused.stderr)")
+        #expect(guarded.requestCount(.authorization) == 0 && guarded.requestCount(.token) == 0)
+        await guarded.stop()
+    }
+
     /// M1: an API that names another authorization server than the configured issuer gets no
     /// request sent there (no metadata, no registration, no sign-in) unless the person trusts it:
     /// `--trust-issuer` naming it, or yes at the terminal's question. Without a terminal, or with

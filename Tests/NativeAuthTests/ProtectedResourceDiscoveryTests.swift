@@ -114,6 +114,47 @@ import Testing
         }
     }
 
+    /// RFC 9728 §3.3 and MCP's discovery: a document at the origin's well-known URL (no path after
+    /// it) is about the origin, so its `resource` is the origin (with or without a slash), which
+    /// covers the URL below. The same `resource` in a document at the path's well-known URL, or
+    /// at the URL a 401 names, is about another resource than the one asked, and refused.
+    @Test func aDocumentAtTheOriginsWellKnownURLIsTheOrigins() async throws {
+        struct Documents: HTTPTransport {
+            let bodies: [String: String]
+            func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+                guard let found = request.url.flatMap({ bodies[$0.absoluteString] }) else {
+                    return (HTTPResponse(status: .notFound), Data())
+                }
+                return (HTTPResponse(status: .ok), Data(found.utf8))
+            }
+        }
+        let origin = "http://127.0.0.1:9"
+        let url = try #require(URL(string: origin + "/mcp"))
+        let unauthorized = HTTPResponse(status: .unauthorized)
+        for resource in [origin, origin + "/"] {
+            let document = #"{"resource": "\#(resource)", "authorization_servers": ["\#(origin)"]}"#
+            let atOrigin = Documents(bodies: [origin + "/.well-known/oauth-protected-resource": document])
+            let metadata = try await ProtectedResourceMetadata.discover(
+                for: url, response: unauthorized, transport: atOrigin)
+            #expect(metadata.resource.absoluteString == resource)
+            #expect(ProtectedResourceMetadata.covers(metadata.resource, url))
+
+            let atPath = Documents(bodies: [origin + "/.well-known/oauth-protected-resource/mcp": document])
+            let refused = await #expect(throws: AuthError.self) {
+                try await ProtectedResourceMetadata.discover(for: url, response: unauthorized, transport: atPath)
+            }
+            #expect(refused?.message.contains("not for the URL requested") == true, "\(String(describing: refused))")
+
+            var pointing = HTTPResponse(status: .unauthorized)
+            pointing.headerFields[.wwwAuthenticate] =
+                #"Bearer resource_metadata="\#(origin)/.well-known/oauth-protected-resource""#
+            let named = await #expect(throws: AuthError.self) {
+                try await ProtectedResourceMetadata.discover(for: url, response: pointing, transport: atOrigin)
+            }
+            #expect(named?.message.contains("not for the URL requested") == true, "\(String(describing: named))")
+        }
+    }
+
     @Test func theWellKnownURLsAndWhatAResourceCovers() throws {
         let api = try #require(URL(string: "https://api.example.com/v1/mcp?x=1"))
         #expect(

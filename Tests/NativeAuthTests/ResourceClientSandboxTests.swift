@@ -103,6 +103,63 @@ import Testing
         #expect(accounts.contains { $0.hasSuffix("/resources/other") }, "\(accounts)")
     }
 
+    /// Review M1: a resource not known yet gets no token from a sign-in made for another resource
+    /// of its server unless ``ResourceClient/Options/sharesSignIn`` lends it: without the option
+    /// (the default) it gets a sign-in of its own, with no token request under the other's
+    /// sign-in; a refusal stops the request before anything is asked; a yes tries the lent sign-in.
+    @Test func aSignInMadeForAnotherResourceIsLentOnlyWhenTheAppSaysSo() async throws {
+        let sandbox = try await sandbox()
+        let (mcp, other) = (sandbox.resourceURL("mcp"), sandbox.resourceURL("other"))
+        func signedInForMCP(configure: (inout ResourceClient.Options) -> Void = { _ in }) async throws
+            -> (ResourceClient, MemoryKnownResourceStore)
+        {
+            let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())
+            let resources = client(
+                sandbox, transport: sandbox.transport, store: store, records: records, configure: configure)
+            #expect(try await resources.send(HTTPRequest(method: .get, url: mcp)).0.status.code == 200)
+            return (resources, records)
+        }
+
+        // By default: never lent. The other resource's token comes from a sign-in of its own.
+        let (alone, aloneRecords) = try await signedInForMCP()
+        sandbox.resetCounts()
+        #expect(try await alone.send(HTTPRequest(method: .get, url: other)).0.status.code == 200)
+        #expect(
+            sandbox.requestCount(.authorization) == 1 && sandbox.requestCount(.token) == 1, "\(sandbox.requestCounts)")
+        #expect(sandbox.issuedAudiences.last == [other.absoluteString])
+        #expect(Set(try await aloneRecords.knownResources().map(\.account)).count == 2)
+
+        // Refused by the app: nothing is asked of the server for the other resource.
+        let (refusing, _) = try await signedInForMCP {
+            $0.sharesSignIn = { shared in
+                throw AuthError(.configurationInvalid, "not lent to \(shared.resource.absoluteString)")
+            }
+        }
+        sandbox.resetCounts()
+        let refused = await #expect(throws: AuthError.self) {
+            try await refusing.send(HTTPRequest(method: .get, url: other))
+        }
+        #expect(refused?.message == "not lent to \(other.absoluteString)")
+        #expect(
+            sandbox.requestCount(.token) == 0 && sandbox.requestCount(.authorization) == 0, "\(sandbox.requestCounts)")
+
+        // Lent: the app is asked once, with what the sign-in was made for, and the lent sign-in is
+        // tried (the sandbox binds a sign-in to its resources, refuses it, and the resource gets its own).
+        let asked = NIOLockedValueBox([SharedSignIn]())
+        let (lending, _) = try await signedInForMCP {
+            $0.sharesSignIn = { shared in
+                asked.withLockedValue { $0.append(shared) }
+                return true
+            }
+        }
+        sandbox.resetCounts()
+        #expect(try await lending.send(HTTPRequest(method: .get, url: other)).0.status.code == 200)
+        let question = try #require(asked.withLockedValue { $0 }.first)
+        #expect(asked.withLockedValue { $0.count } == 1)
+        #expect(question.resource == other && question.madeFor == [mcp], "\(question)")
+        #expect(sandbox.requestCount(.token) == 2, "the lent refresh, then the own sign-in's: \(sandbox.requestCounts)")
+    }
+
     @Test func aServerTheAppRefusesIsSentNothing() async throws {
         let sandbox = try await sandbox()
         let (store, records) = (MemoryTokenStore(), MemoryKnownResourceStore())

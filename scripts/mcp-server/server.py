@@ -6,13 +6,15 @@ with 401 challenges. Only the glue the SDK asks an application to write is here:
 provider that approves every authorization at once (no consent page), and one tool.
 
     .venv/bin/python scripts/mcp-server/server.py [--access-token-seconds N] [--scopes "A B"] [--grants "A"] [--sse]
-        [--tool-scope TOOL=SCOPE] [--introspection-secret-file PATH]
+        [--tool-scope TOOL=SCOPE] [--introspection-secret-file PATH] [--stateful]
 
 --scopes: the scopes every MCP request needs (default `mcp:tools`); the SDK answers a token that
 lacks one with 403 `insufficient_scope` naming no scope, and its metadata lists them all.
 --grants: the only scopes the authorization server grants, whatever is asked (RFC 6749 §3.3
 lets it grant less); default: all that are asked.
 --sse: answer each request with a server-sent event stream (the SDK's default) instead of JSON.
+--stateful: keep sessions (the SDK's default): `initialize` answers an Mcp-Session-Id that every
+later request must send back.
 --tool-scope TOOL=SCOPE: the tool TOOL also needs SCOPE. The SDK checks scopes per server only, so
 the glue below does what the MCP spec (2025-11-25, "Scope challenge handling") describes: a
 `tools/call` of TOOL with a token that lacks SCOPE is answered 403 `insufficient_scope` naming the
@@ -213,6 +215,7 @@ def main():
     parser.add_argument("--sse", action="store_true")
     parser.add_argument("--tool-scope", action="append", default=[])
     parser.add_argument("--introspection-secret-file")
+    parser.add_argument("--stateful", action="store_true")
     arguments = parser.parse_args()
     scopes = arguments.scopes.split()
     needs = dict(pair.split("=", 1) for pair in arguments.tool_scope)
@@ -259,8 +262,11 @@ def main():
         note("tool admin_echo")
         return text
 
-    # Stateless: every request stands alone, so that separate processes may call it (no session id).
-    sdk_app = server.streamable_http_app(json_response=not arguments.sse, stateless_http=True, host="127.0.0.1")
+    # Stateless by default: every request stands alone, so that separate processes may call it (no
+    # session id). --stateful: the SDK's sessions, whose id `initialize` answers in Mcp-Session-Id
+    # and every later request must send back.
+    sdk_app = server.streamable_http_app(
+        json_response=not arguments.sse, stateless_http=not arguments.stateful, host="127.0.0.1")
     if arguments.introspection_secret_file:
         with open(arguments.introspection_secret_file) as file:
             sdk_app.router.routes.append(introspection(provider, file.read().strip()))

@@ -2,7 +2,6 @@ package import Foundation
 package import HTTPTypes
 package import LenientJSON
 package import Logging
-internal import Synchronization
 internal import Tracing
 
 /// The one path of every request NativeAuth sends: the token, device authorization and
@@ -25,7 +24,7 @@ package final class ExchangeClient: Sendable {
     /// Where spans and metrics go (``Observability``).
     package let instruments: Instruments
     private let metadataFlight = SingleFlight<ProviderMetadata>(keepsValue: true)
-    private let signingKeys = Mutex<JWKSCache?>(nil)
+    private let signingKeys = Locked<JWKSCache?>(nil)
     /// The DPoP nonces of the authorization and resource servers this client talks to.
     package let dpopNonces = DPoPNonces()
 
@@ -421,6 +420,7 @@ package final class ExchangeClient: Sendable {
                 requestedScopes: requestedScopes, receivedAt: clock.now(), previous: previous)
             return read(response, body, operation: grant.operation, requiredKey: "access_token") { fields in
                 var tokens = try TokenResponseDecoder.decode(fields, context: context)
+                tokens.resources = grant.resources
                 // Asked for over mutual TLS from a server that binds tokens: bound to this certificate.
                 if metadata.tlsClientCertificateBoundAccessTokens {
                     tokens.certificateThumbprint = transport.clientCertificateThumbprint

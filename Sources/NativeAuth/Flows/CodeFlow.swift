@@ -28,16 +28,22 @@ package struct CodeFlow: Sendable {
         let provider = client.provider
         try client.requireClientID()
         let metadata = try await client.metadata()
+        if provider.configuration.requiresAnnouncedPKCE,
+            !(metadata.codeChallengeMethodsSupported ?? []).contains("S256")
+        {
+            // The MCP authorization spec's MUST, and `require_pkce`'s: not used, rather than
+            // trusted to check a verifier it does not say it checks.
+            throw AuthError(
+                .configurationInvalid,
+                metadata.codeChallengeMethodsSupported == nil
+                    ? "the provider's metadata does not announce PKCE (code_challenge_methods_supported)"
+                    : "the provider's metadata does not announce PKCE with S256 (code_challenge_methods_supported)",
+                hint: "the server cannot be used without PKCE here: ask its administrator to announce S256",
+                field: Setting.requirePKCE.key
+            )
+        }
         if metadata.codeChallengeMethodsSupported == nil {
             // S256 is sent anyway; a server that ignores it leaves the code unprotected (RFC 9700 §2.1.1).
-            guard !provider.configuration.requiresAnnouncedPKCE else {
-                throw AuthError(
-                    .configurationInvalid,
-                    "the provider's metadata does not announce PKCE (code_challenge_methods_supported)",
-                    hint: "require_pkce is set; unset it to sign in with S256 all the same",
-                    field: Setting.requirePKCE.key
-                )
-            }
             client.logger.warning(
                 "the provider does not announce PKCE; S256 is sent, but whether it is enforced is unknown")
         }
@@ -90,9 +96,10 @@ package struct CodeFlow: Sendable {
             response.code, redirectURI: request.redirectURI, codeVerifier: request.pkce.verifier)
         let tokens = try await client.tokens(for: grant, metadata: metadata, requestedScopes: scopes, dpop: dpop)
         // A nonce was sent because `openid` was asked for, to an OpenID provider (one that publishes
-        // signing keys; GitHub publishes none): an answer without an ID token would sign in someone
-        // nothing identifies, and skip the nonce's check.
-        if request.nonce != nil, metadata.jwksURI != nil, tokens.idToken == nil,
+        // signing keys; GitHub publishes none): an answer that grants `openid` without an ID token
+        // would sign in someone nothing identifies, and skip the nonce's check. One that grants
+        // less (its `scope` without `openid`, RFC 6749 §3.3) owes none.
+        if request.nonce != nil, metadata.jwksURI != nil, tokens.idToken == nil, tokens.scopes.contains("openid"),
             !provider.idTokenValidation.allowMissingIDToken
         {
             throw AuthError(

@@ -204,7 +204,10 @@ public struct ProviderConfiguration: Sendable {
             issuer: try values.read(.issuer),
             clientID: clientID ?? "",
             clientSecret: try values.read(.clientSecret),
-            scopes: try values.read(.scope) ?? ["openid"],
+            // Absent: `openid`. Given empty (a resource that names no scope, MCP): none at all.
+            scopes: try values.lookup(Setting.scope.declaration).map { text throws(AuthError) in
+                try Setting.scope.parse(text)
+            } ?? ["openid"],
             clientAuthentication: try values.read(.clientAuthentication),
             endpoints: endpoints,
             requiresAnnouncedPKCE: try values.read(.requirePKCE) ?? false,

@@ -8,8 +8,10 @@ internal import LenientJSON
 ///
 /// A document is taken only for the resource it was asked about: its `resource` must be a resource
 /// indicator (``ProviderConfiguration/resourceIndicator(_:)``) identical to the URL the request
-/// went to, its query and fragment left out (RFC 9728 §3.3): not a parent path, not the bare
-/// origin, never with a user part. A metadata document may name any authorization server; which
+/// went to, its query and fragment left out (RFC 9728 §3.3): not a parent path, never with a user
+/// part. The one exception is RFC 9728's own: a document found at the origin's well-known URL
+/// (`/.well-known/oauth-protected-resource`, with no path after it, and not named by the 401) is
+/// about the origin, whose `resource` is then the origin, and covers every URL on it. A metadata document may name any authorization server; which
 /// one the app trusts is the app's choice, never made silently
 /// (``ProviderConfiguration/followsResourceMetadata``).
 public struct ProtectedResourceMetadata: Sendable, Equatable {
@@ -28,6 +30,13 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
     ///   JSON object or lacks `resource`; ``AuthError/Code/configurationInvalid`` for a `resource`
     ///   that is not the requested URL, or an authorization server that is not an `https` URL.
     public init(document: Data, requestURL: URL) throws(AuthError) {
+        try self.init(document: document, requestURL: requestURL, identifier: requestURL)
+    }
+
+    /// Reads a document whose `resource` must be `identifier`: the URL its well-known location was
+    /// made from (RFC 9728 §3.3), which for the origin's `/.well-known/oauth-protected-resource` is
+    /// the origin itself (a trailing slash aside), and otherwise the requested URL.
+    init(document: Data, requestURL: URL, identifier: URL) throws(AuthError) {
         let object: JSONObject
         do {
             guard
@@ -49,7 +58,7 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
                 .responseMalformed, "the protected resource metadata has no resource", operation: .discovery)
         }
         let resource = try ProviderConfiguration.resourceIndicator(text)
-        guard Self.identifies(resource, requestURL) else {
+        guard Self.identifies(resource, identifier) else {
             throw AuthError(
                 .configurationInvalid,
                 "the protected resource metadata is for \(Redaction.scrubURL(text)), not for the URL requested"
@@ -83,7 +92,23 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
         else { return false }
         asked.query = nil
         asked.fragment = nil
+        if asked.path.isEmpty || asked.path == "/" {
+            // An origin: with or without the slash of its empty path.
+            guard var named = URLComponents(url: resource, resolvingAgainstBaseURL: false),
+                named.path.isEmpty || named.path == "/"
+            else { return false }
+            (asked.path, named.path) = ("", "")
+            return asked.url?.absoluteString == named.url?.absoluteString
+        }
         return asked.url?.absoluteString == resource.absoluteString
+    }
+
+    /// The origin of `url` (its scheme, host and port), for the metadata at the origin's
+    /// well-known URL.
+    static func origin(of url: URL) -> URL? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        (components.path, components.query, components.fragment) = ("", nil, nil)
+        return components.url
     }
 
     /// Whether `resource` is `url`, or a parent of it, on the same origin: whether a token for
@@ -167,7 +192,9 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
         transport: any HTTPTransport
     ) async throws -> ProtectedResourceMetadata {
         var attempts: [String] = []
-        for url in candidateURLs(for: requestURL, challenge: challenge) {
+        let candidates = candidateURLs(for: requestURL, challenge: challenge)
+        let named = challenge?.parameters["resource_metadata"].flatMap(URL.init(string:))
+        for url in candidates {
             var request = HTTPRequest(method: .get, url: url)
             request.headerFields[.accept] = "application/json"
             let (answer, body) = try await transport.send(request, body: nil)
@@ -175,7 +202,11 @@ public struct ProtectedResourceMetadata: Sendable, Equatable {
                 attempts.append("\(Redaction.scrubURL(url.absoluteString)) answered HTTP \(answer.status.code)")
                 continue
             }
-            return try ProtectedResourceMetadata(document: body, requestURL: requestURL)
+            // The origin's document (found at its well-known URL, not named by the challenge) is
+            // the origin's, as RFC 9728 §3.3 and MCP's discovery have it: the URL is below it.
+            let atOrigin = url != named && url.path == "/.well-known/oauth-protected-resource"
+            let identifier = atOrigin ? Self.origin(of: requestURL) ?? requestURL : requestURL
+            return try ProtectedResourceMetadata(document: body, requestURL: requestURL, identifier: identifier)
         }
         throw AuthError(
             .metadataUnavailable,

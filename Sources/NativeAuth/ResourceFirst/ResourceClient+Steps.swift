@@ -1,7 +1,6 @@
 internal import Foundation
 internal import HTTPTypes
 internal import Logging
-internal import Synchronization
 
 // The steps of a resource-first sign-in: finding the resource, its server and account, signing in
 // once per resource (across processes), stepping up, and remembering what was learned.
@@ -77,6 +76,8 @@ extension ResourceClient {
             issuer: server.issuer, clientID: server.clientID ?? "", scopes: server.scopes)
         configuration.resources = [server.resource]
         configuration.metadataOrder = .oauth
+        // MCP's MUST: a server that does not announce PKCE with S256 is not used.
+        configuration.requiresAnnouncedPKCE = true
         configuration.clientMetadataDocument = options.clientMetadataDocument
         let base = Authenticator(
             provider: try GenericOIDCProvider(configuration: configuration), store: options.store,
@@ -99,8 +100,12 @@ extension ResourceClient {
             entry.authenticator = entry.authenticator.forAccount(first)
             entry.borrowed = borrowed
         }
-        guard try await entry.authenticator.currentTokens() != nil else {
+        guard let tokens = try await entry.authenticator.currentTokens() else {
             return try await signIn(entry, into: entry.account, reason: .firstSignIn)
+        }
+        if !entry.approved, try await !madeFor(entry, tokens) {
+            guard try await lends(tokens, to: entry) else { return try await signedInAlone(entry) }
+            entry.approved = true
         }
         do {
             _ = try await entry.authenticator.resourceToken(for: entry.resource)
@@ -117,6 +122,58 @@ extension ResourceClient {
             // Unless one was named: an account of its own, so that the sign-in tried stays as it was.
             return try await signIn(entry, into: entry.account ?? entry.ownAccountName, reason: .notCovered(error))
         }
+    }
+
+    /// Whether `tokens`, the sign-in of `entry`'s account, were got for its resource: their token
+    /// request named it (RFC 8707), or the resource's record names the account (a sign-in made
+    /// for it, or one lent to it with the person's yes, in this process or an earlier one).
+    func madeFor(_ entry: Held, _ tokens: TokenSet) async throws -> Bool {
+        if tokens.resources.contains(entry.resource.absoluteString) { return true }
+        guard let record = try await options.knownResources.knownResource(covering: entry.resource) else {
+            return false
+        }
+        return record.resource == entry.resource && record.account == entry.authenticator.key.account
+            && IssuerIdentifier.same(record.issuer, entry.issuer)
+    }
+
+    /// Whether the sign-in `tokens`, made for other resources (or none), may get a token for
+    /// `entry`'s resource: ``Options/sharesSignIn`` says so. Without it, never.
+    func lends(_ tokens: TokenSet, to entry: Held) async throws -> Bool {
+        guard let shares = options.sharesSignIn else { return false }
+        let asked = SharedSignIn(
+            resource: entry.resource, issuer: entry.issuer, account: entry.authenticator.key.account,
+            madeFor: tokens.resources.compactMap(URL.init(string:)))
+        let lent = try await shares(asked)
+        options.logger.info(
+            lent ? "an existing sign-in is lent to the resource" : "an existing sign-in is not lent to the resource",
+            metadata: [
+                "account": "\(asked.account)", "resource": "\(Redaction.scrubURL(entry.resource.absoluteString))",
+            ])
+        return lent
+    }
+
+    /// `entry`'s resource with a sign-in of its own, when the one its account holds is not lent to
+    /// it: in the account of its own (kept if it holds one made for the resource), unless an
+    /// account was named, whose sign-in stays as it was.
+    func signedInAlone(_ entry: Held) async throws -> Held {
+        if let named = entry.account {
+            throw AuthError(
+                .configurationInvalid,
+                "the sign-in of account \(named) at \(Redaction.scrubURL(entry.issuer.absoluteString)) was not made for"
+                    + " \(Redaction.scrubURL(entry.resource.absoluteString)), and is not lent to it",
+                hint: "approve lending it, or name another account for the resource", field: Setting.account.key)
+        }
+        var own = entry
+        own.borrowed = false
+        own.authenticator = entry.authenticator.forAccount(entry.ownAccountName)
+        if let tokens = try await own.authenticator.currentTokens(), try await madeFor(own, tokens) {
+            own.approved = true
+            return try await signedIn(settled(own))
+        }
+        var made = try await signIn(own, into: entry.ownAccountName, reason: .firstSignIn)
+        made.approved = true
+        hold(made)
+        return made
     }
 
     /// The account tried first for a resource with none named: one holding a token of another

@@ -1,7 +1,6 @@
 public import Foundation
 public import HTTPTypes
 public import Logging
-internal import Synchronization
 
 /// A client of protected resources known by their URL alone: an MCP server, an API that names its
 /// authorization server in its metadata (RFC 9728). The resource-first entry to NativeAuth, where
@@ -80,6 +79,14 @@ public final class ResourceClient: Sendable {
         /// Asked before any request to an authorization server a resource's metadata names;
         /// throws to refuse it. `nil`: every server is contacted.
         public var approvesServer: (@Sendable (_ issuer: URL, _ resource: URL) async throws -> Void)?
+        /// Asked before a resource gets its token from an existing sign-in that was not made for it
+        /// (the sign-in of another resource of the same server, or of the active account), as a
+        /// refresh with its `resource` (RFC 8707 §2.2) would do with no browser and no question:
+        /// a server that ignores `resource` on a refresh would issue a token that works at the
+        /// other resource too. `true` lends the sign-in (the resource's record then names the
+        /// account); `false` signs in for the resource alone, in an account of its own; a throw
+        /// stops the request. `nil`, the default: never lent.
+        public var sharesSignIn: (@Sendable (SharedSignIn) async throws -> Bool)?
         /// Asked before a step-up's sign-in (for more scopes, or a stronger sign-in), and before
         /// registering the client again for more scopes; `false` leaves the refusal as it is.
         public var stepsUp: @Sendable (ResourceSignIn) async throws -> Bool
@@ -124,11 +131,14 @@ public final class ResourceClient: Sendable {
         var authenticator: Authenticator
         /// Whether its account holds the sign-in of another resource of the server, tried first.
         var borrowed = false
+        /// Whether its account's sign-in may get its tokens though it was not made for it: the
+        /// app gave the authenticator (``use(_:for:)``), or ``Options/sharesSignIn`` agreed.
+        var approved = false
     }
 
     let options: Options
     let presenter: @Sendable (ResourceSignIn) async throws -> any UserAgentPresenter
-    let held = Mutex([Held]())
+    let held = Locked([Held]())
 
     /// Creates a client.
     ///
@@ -152,7 +162,7 @@ public final class ResourceClient: Sendable {
         let entry = Held(
             resource: resource, issuer: issuer, scopes: configuration.scopes,
             clientID: configuration.clientID, registeredFor: nil, account: authenticator.key.account,
-            authenticator: authenticator)
+            authenticator: authenticator, approved: true)
         held.withLock { $0.insert(entry, at: 0) }
     }
 

@@ -40,6 +40,20 @@ public struct ResourceSignIn: Sendable {
     public var redirectPort: Int?
 }
 
+/// An existing sign-in a ``ResourceClient`` would get a resource's token from, though it was not
+/// made for that resource: what its ``ResourceClient/Options/sharesSignIn`` is asked.
+public struct SharedSignIn: Sendable {
+    /// The resource that would get a token from it.
+    public var resource: URL
+    /// The authorization server of the sign-in, which the resource's metadata named.
+    public var issuer: URL
+    /// The account that holds the sign-in.
+    public var account: String
+    /// The resources the sign-in was made for (its token request's `resource`); empty when it
+    /// named none.
+    public var madeFor: [URL]
+}
+
 /// Where a ``ResourceClient`` signs in for a resource: what its ``ResourceClient/Options/authenticatorAt``
 /// gets.
 public struct ResourceServer: Sendable {

@@ -11,9 +11,7 @@ extension StoredTokens {
         -> ResourceToken
     {
         guard let current = try await current() else { throw RefreshDecision.notSignedIn }
-        if let kept = current.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
-            kept.isValid(at: now, leeway: minimumValidity)
-        {
+        if let kept = Self.kept(resource, scopes: scopes, in: current, now: now, leeway: minimumValidity) {
             return kept
         }
         let name = flightName(resource, scopes)
@@ -30,9 +28,7 @@ extension StoredTokens {
         async throws -> ResourceToken
     {
         var stored = try await storedUnderLock()
-        if let kept = stored.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
-            kept.isValid(at: now, leeway: minimumValidity)
-        {
+        if let kept = Self.kept(resource, scopes: scopes, in: stored, now: now, leeway: minimumValidity) {
             client.logger.debug("using a resource token another process got")
             await wrote(stored)
             return kept
@@ -89,6 +85,23 @@ extension StoredTokens {
             "got an access token for a resource",
             metadata: ["resource": "\(Redaction.scrubURL(resource.absoluteString))"])
         return token
+    }
+
+    /// A valid token for `resource` that `tokens` holds: one got for it, else (with no scopes named)
+    /// the sign-in's own access token when the sign-in was made for the resource alone (its token
+    /// request named it, and no other: a token for several goes to none of them, RFC 8707 §2): a
+    /// server that issues no refresh token leaves no other way to get one.
+    static func kept(_ resource: URL, scopes: [String]?, in tokens: TokenSet, now: Date, leeway: TimeInterval)
+        -> ResourceToken?
+    {
+        if let kept = tokens.resourceTokens.first(where: { $0.matches(resource, scopes: scopes) }),
+            kept.isValid(at: now, leeway: leeway)
+        {
+            return kept
+        }
+        guard scopes == nil, tokens.resources == [resource.absoluteString], tokens.isValid(at: now, leeway: leeway)
+        else { return nil }
+        return ResourceToken(resource: resource, requestedScopes: [], tokens: tokens)
     }
 
     /// A refresh asking for `resource` (and `scopes`, narrowing): the answer as it came (its

@@ -22,6 +22,7 @@ extension TokenSet {
         if let certificateThumbprint { object["cnf_x5t_s256"] = .string(certificateThumbprint) }
         if let dpopKey { object["dpop_key"] = dpopKey.storageJSON }
         if let renewableGrant { object["grant_type"] = .string(renewableGrant.rawValue) }
+        if !resources.isEmpty { object["resource"] = .array(resources.map(JSONValue.string)) }
         if !resourceTokens.isEmpty { object["resource_tokens"] = .array(resourceTokens.map(\.storageJSON)) }
         if !derivedCredentials.isEmpty {
             object["derived_credentials"] = .array(derivedCredentials.map(\.storageJSON))
@@ -72,6 +73,7 @@ extension TokenSet {
             certificateThumbprint: try object.string("cnf_x5t_s256"),
             renewableGrant: try object.string("grant_type").map(Grant.Kind.init(rawValue:))
         )
+        resources = try object.stringList("resource") ?? []
         if let stored = try object.object("dpop_key") { dpopKey = try DPoPKey(storageJSON: stored) }
         if let stored = try object.array("resource_tokens") {
             resourceTokens = try stored.map { value throws(JSONFieldError) in

@@ -61,6 +61,10 @@ public struct TokenSet: Sendable, Equatable {
     /// or renewable grant by ``Authenticator/accessToken(for:scopes:minimumValidity:)``. A new
     /// sign-in starts without any.
     public var resourceTokens: [ResourceToken] = []
+    /// The protected resources (RFC 8707 `resource`) the token request that issued the access token
+    /// named: the sign-in was made for them, and its access token is theirs. Empty when it named
+    /// none (or for sets stored before it was kept). Stored as `resource`.
+    public var resources: [String] = []
     /// Credentials other services issued for these tokens (AWS STS's temporary credentials), got
     /// by ``Authenticator/derivedCredential(named:minimumValidity:idToken:obtain:)`` and kept
     /// across refreshes. A new sign-in starts without any.
