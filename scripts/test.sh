@@ -16,6 +16,8 @@
 #      then the token agent forwarded over a real OpenSSH connection (scripts/sshd),
 #      and the samples package's own tests (the adapter of the public sender, against the sandbox),
 #      and checks that no token or secret any server issued appears in any output (redaction);
+#      then the MCP spec's 25 client-authorization scenarios (scripts/mcp-conformance), with
+#      `oidc-login api` and with the official MCP Python SDK's client as the client;
 #      then the stress tests on their own (loopback abuse, kill -9 of a store writer), then the
 #      suite under ThreadSanitizer and AddressSanitizer, then checks the sandbox authorization
 #      server (NativeAuthTesting) with Python's Authlib
@@ -192,6 +194,12 @@ python3 scripts/lib/redaction_check.py --self-test
 python3 scripts/lib/redaction_check.py --secrets "$redaction/secrets" .test-server/issued-secrets \
     --outputs "$redaction/outputs" --log "$redaction/suite.log"
 rm -rf "$redaction"
+
+log "the MCP spec's client-authorization scenarios (2026-07-28): nativeauth api, then the official MCP Python SDK's client"
+# scripts/mcp-conformance/fixture.py: the 25 required auth/ scenarios on 127.0.0.1; each client must pass all.
+conformance_cli="$(swift build --show-bin-path)/oidc-login"
+timeout --kill-after=30 900 .venv/bin/python scripts/mcp-conformance/fixture.py --client nativeauth --cli "$conformance_cli"
+timeout --kill-after=30 600 .venv/bin/python scripts/mcp-conformance/fixture.py --client sdk
 
 log "running the stress tests on their own (10,000 hostile requests to the loopback receiver; 1,000 kill -9 of a token store writer)"
 NATIVEAUTH_STRESS_TESTS=1 logged_test timeout --kill-after=30 900 swift test --skip-build \

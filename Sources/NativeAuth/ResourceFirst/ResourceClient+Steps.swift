@@ -344,6 +344,60 @@ extension ResourceClient {
         return settled(next)
     }
 
+    /// After a known resource's token could not be renewed (`error`), or was refused fresh (`nil`):
+    /// the request again without a token, and the metadata its 401 names read again (SEP-2352).
+    /// When it names another authorization server, the old server's sign-in for the resource is
+    /// forgotten and the person signs in at the new one (registering there: nothing of the old
+    /// server's client goes to it); when it names the same one, after `error`, a sign-in again
+    /// there. `nil` when nothing changed and no sign-in is due (the refusal stands).
+    func reconsidering(_ entry: Held, _ request: HTTPRequest, body: Data?, after error: AuthError?) async throws
+        -> Held?
+    {
+        var probe = request
+        probe.headerFields[.authorization] = nil
+        probe.headerFields[.dpop] = nil
+        let (answer, _) = try await options.transport.send(probe, body: body)
+        guard answer.status.code == 401, let url = request.url else {
+            if let error { throw error }
+            return nil
+        }
+        let metadata = try await ProtectedResourceMetadata.discover(
+            for: url, response: answer, transport: options.transport)
+        guard let issuer = metadata.authorizationServers.first else {
+            if let error { throw error }
+            return nil
+        }
+        guard !IssuerIdentifier.same(issuer, entry.issuer) else {
+            guard let error else { return nil }
+            return try await signIn(entry, into: entry.account, reason: .notCovered(error))
+        }
+        try await options.approvesServer?(issuer, metadata.resource)
+        options.logger.notice(
+            "the resource moved to another authorization server; signing in there",
+            metadata: [
+                "resource": "\(Redaction.scrubURL(metadata.resource.absoluteString))",
+                "from": "\(Redaction.scrubURL(entry.issuer.absoluteString))",
+                "to": "\(Redaction.scrubURL(issuer.absoluteString))",
+            ])
+        // The old server's tokens for the resource: its own token dropped, and a sign-in made for
+        // the resource alone signed out (it serves nothing else).
+        if let tokens = try await entry.authenticator.currentTokens(),
+            tokens.resources == [entry.resource.absoluteString]
+        {
+            _ = try? await entry.authenticator.logout()
+        } else {
+            try? await entry.authenticator.discardResourceTokens(for: entry.resource)
+        }
+        let challenge = answer.headerFields[values: .wwwAuthenticate].lazy
+            .compactMap { BearerChallenge(headerValue: $0) }.first
+        let scopes =
+            options.scopes ?? challenge?.scope.map { $0.split(separator: " ").map(String.init) }
+            ?? metadata.scopesSupported
+        let moved = try await adopt(
+            resource: metadata.resource, issuer: issuer, scopes: scopes, clientID: nil, account: entry.account)
+        return try await signIn(moved, into: moved.account, reason: .firstSignIn)
+    }
+
     /// Keeps what was learned about `entry`'s resource, for later processes.
     func remember(_ entry: Held) async throws {
         try await options.knownResources.remember(

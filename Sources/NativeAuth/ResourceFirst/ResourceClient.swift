@@ -205,10 +205,17 @@ public final class ResourceClient: Sendable {
         }
         entry = try await signedIn(entry)
         var plan = StepUpPlan()
+        var reconsidered = false
         while true {
             let result: (HTTPResponse, Data)
             do {
                 (entry, result) = try await answer(entry, request, body: body, streamingTo: sink)
+            } catch let error as AuthError where error.isLoginRequired && !reconsidered {
+                // The token is gone and cannot be renewed (no refresh token, or a refused one):
+                // where the resource now sends its clients, a sign-in again.
+                reconsidered = true
+                entry = try await reconsidering(entry, request, body: body, after: error) ?? entry
+                continue
             } catch let error as AuthError {
                 let granted = try await entry.authenticator.currentTokens()?.scopes ?? []
                 switch plan.next(after: error, held: granted, listed: entry.scopes) {
@@ -218,6 +225,15 @@ public final class ResourceClient: Sendable {
                     guard let widened = try await steppedUp(entry, union: scopes, options: options)
                     else { throw error }
                     entry = widened
+                    continue
+                }
+            }
+            if result.0.status.code == 401, !reconsidered {
+                // Refused with a fresh token: the resource may have moved to another authorization
+                // server (its metadata says so), whose sign-in it takes.
+                reconsidered = true
+                if let moved = try await reconsidering(entry, request, body: body, after: nil) {
+                    entry = moved
                     continue
                 }
             }
