@@ -36,13 +36,16 @@ struct MCPServerTests {
         MCPSDK.call(id, method, params)
     }
 
+    /// The `initialize` request every test's first call sends.
+    static let initialize = call(
+        1, "initialize",
+        #"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"oidc-login","version":"1"}}"#)
+
     @Test func fromTheServersURLAloneToAuthorizedCallsWithOneSignInAndOneRefresh() async throws {
         let (server, url) = try await start()
         let directory = try TemporaryDirectory()
         let store = ["--store", directory.path + "/store"]
-        let initialize = Self.call(
-            1, "initialize",
-            #"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"oidc-login","version":"1"}}"#)
+        let initialize = Self.initialize
         // Nothing configured but the URL: no --discover, no --issuer.
         let first = try await run(
             cli, ["api", url, "-X", "POST"] + accept + ["-d", initialize] + store,
@@ -100,9 +103,7 @@ struct MCPServerTests {
         let (server, url) = try await start(["--stateful"])
         let directory = try TemporaryDirectory()
         let store = ["--store", directory.path + "/store"]
-        let initialize = Self.call(
-            1, "initialize",
-            #"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"oidc-login","version":"1"}}"#)
+        let initialize = Self.initialize
         let first = try await run(
             cli, ["api", url, "-i", "-X", "POST"] + accept + ["-d", initialize] + store,
             environment: ["BROWSER": redirectFollowingBrowser])

@@ -49,12 +49,68 @@ import Testing
         #expect(sandbox.requestCount(.registration) == 1)
 
         let record = try #require(
-            await store.load(ClientRegistration.storeKey(issuer: auth.provider.tokenIssuer, clientName: app.clientName))
+            await store.load(
+                ClientRegistration.storeKey(
+                    issuer: auth.provider.tokenIssuer, clientName: app.clientName, scope: app.scope))
         )
         #expect(record.clientRegistration?.clientID == clientID)
         #expect(record.clientRegistration?.clientSecret == nil, "a public client has no secret")
         let accounts = Accounts(auth, active: MemoryActiveAccountStore())
         #expect(try await accounts.names() == ["default"], "the registration is not an account")
+        await sandbox.stop()
+    }
+
+    /// Issue 60: two resources of one server asking for other scopes (the MCP SDK's server takes
+    /// only the scopes a client registered) keep a registration each: using the first again
+    /// registers nothing and finds its sign-in, instead of replacing the other's registration.
+    @Test func eachScopeSetKeepsARegistrationOfItsOwn() async throws {
+        let sandbox = try await sandbox()
+        let store = MemoryTokenStore()
+        let first = try await unregistered(sandbox, store: store).registeringClient(app)
+        try await first.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
+        var wider = app
+        wider.scope = "openid profile email"
+        let second = try await unregistered(sandbox, store: store).registeringClient(wider)
+        #expect(second.provider.configuration.clientID != first.provider.configuration.clientID)
+        #expect(sandbox.requestCount(.registration) == 2)
+
+        let again = try await unregistered(sandbox, store: store).registeringClient(app)
+        #expect(again.provider.configuration.clientID == first.provider.configuration.clientID)
+        #expect(sandbox.requestCount(.registration) == 2, "the first registration was kept")
+        #expect(try await again.currentTokens() != nil, "and so was the sign-in made under it")
+        var reordered = app
+        reordered.scope = "profile openid"
+        #expect(
+            ClientRegistration.storeKey(issuer: "i", clientName: "c", scope: reordered.scope)
+                == ClientRegistration.storeKey(issuer: "i", clientName: "c", scope: app.scope))
+        await sandbox.stop()
+    }
+
+    /// A registration an earlier version kept under the client name alone is taken over by the
+    /// same request (no second registration; the sign-in under its client id goes on), and not by
+    /// a request for other scopes.
+    @Test func aRegistrationKeptUnderTheClientNameAloneIsTakenOver() async throws {
+        let sandbox = try await sandbox()
+        let store = MemoryTokenStore()
+        let first = try await unregistered(sandbox, store: store).registeringClient(app)
+        try await first.login(.browser(RedirectFollowingPresenter(transport: sandbox.transport)))
+        let issuer = first.provider.tokenIssuer
+        let scoped = ClientRegistration.storeKey(issuer: issuer, clientName: app.clientName, scope: app.scope)
+        let unscoped = ClientRegistration.storeKey(issuer: issuer, clientName: app.clientName)
+        let kept = try #require(await store.load(scoped))
+        try await store.save(kept, for: unscoped)
+        try await store.remove(scoped)
+
+        let again = try await unregistered(sandbox, store: store).registeringClient(app)
+        #expect(again.provider.configuration.clientID == first.provider.configuration.clientID)
+        #expect(sandbox.requestCount(.registration) == 1, "the kept registration was taken over")
+        #expect(try await again.currentTokens() != nil)
+        #expect(try await store.load(scoped)?.clientRegistration?.clientID == first.provider.configuration.clientID)
+        var other = app
+        other.scope = "openid email"
+        let elsewhere = try await unregistered(sandbox, store: store).registeringClient(other)
+        #expect(elsewhere.provider.configuration.clientID != first.provider.configuration.clientID)
+        #expect(sandbox.requestCount(.registration) == 2)
         await sandbox.stop()
     }
 
@@ -70,7 +126,9 @@ import Testing
         let port = try #require(auth.provider.configuration.loopbackRedirectPort)
         #expect(exact.redirectURIs == ["http://127.0.0.1:\(port)/callback"])
         let record = try #require(
-            await store.load(ClientRegistration.storeKey(issuer: auth.provider.tokenIssuer, clientName: app.clientName))
+            await store.load(
+                ClientRegistration.storeKey(
+                    issuer: auth.provider.tokenIssuer, clientName: app.clientName, scope: app.scope))
         )
         #expect(record.clientRegistration?.redirectURIs == exact.redirectURIs)
         #expect(record.clientRegistration?.loopbackRedirectPort == port)

@@ -16,8 +16,9 @@ extension Authenticator {
     ///   or stored.
     /// - Else the client is registered at the metadata's `registration_endpoint` once, and the
     ///   registration is kept in ``store`` beside the tokens (the keyring, when the tokens are
-    ///   there), under ``ClientRegistration/storeKey(issuer:clientName:)``. Later calls, in this
-    ///   process or another, use it; they register again only when its `client_secret_expires_at`
+    ///   there), under ``ClientRegistration/storeKey(issuer:clientName:scope:)``: one per scope
+    ///   set (one kept under the client name alone, by an earlier version, is taken over when it
+    ///   asked for the same). Later calls, in this process or another, use it; they register again only when its `client_secret_expires_at`
     ///   is within a minute, or `client` asks for other metadata. Registering happens under the
     ///   store's lock of that key, after the stored registration is read again: however many
     ///   callers and processes start at once, the client is registered once.
@@ -76,7 +77,8 @@ extension Authenticator {
     /// The stored registration of `client` at this provider, if there is one (expired or not):
     /// what ``registeringClient(_:initialAccessToken:)`` would reuse.
     public func storedRegistration(of client: ClientMetadata) async throws -> ClientRegistration? {
-        let key = ClientRegistration.storeKey(issuer: provider.tokenIssuer, clientName: client.clientName)
+        let key = ClientRegistration.storeKey(
+            issuer: provider.tokenIssuer, clientName: client.clientName, scope: client.scope)
         return try await storeOperation { try await store.load(key)?.clientRegistration }
     }
 
@@ -84,7 +86,8 @@ extension Authenticator {
     private func registration(
         _ client: ClientMetadata, at endpoint: URL, initialAccessToken: String?
     ) async throws -> ClientRegistration {
-        let key = ClientRegistration.storeKey(issuer: provider.tokenIssuer, clientName: client.clientName)
+        let key = ClientRegistration.storeKey(
+            issuer: provider.tokenIssuer, clientName: client.clientName, scope: client.scope)
         let store = store
         let exchange = self.client
         return try await storeOperation {
@@ -95,6 +98,16 @@ extension Authenticator {
                 {
                     guard kept.isExpired(at: now) else { return kept }
                     exchange.logger.info("the client registration expired; registering the client again")
+                }
+                // A registration kept before registrations were kept per scope set (under the
+                // client name alone) is this one's when it asked for the same: kept under this
+                // key, so that the sign-ins made under its client id go on.
+                let unscoped = ClientRegistration.storeKey(issuer: key.issuer, clientName: client.clientName)
+                if unscoped != key, let kept = try await store.load(unscoped)?.clientRegistration,
+                    kept.endpoint == endpoint, kept.requested == client.fingerprint, !kept.isExpired(at: now)
+                {
+                    try await store.save(kept.record(at: now), for: key)
+                    return kept
                 }
                 let registration = try await exchange.register(
                     client, at: endpoint, initialAccessToken: initialAccessToken)

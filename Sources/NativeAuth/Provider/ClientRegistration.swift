@@ -210,10 +210,17 @@ public struct ClientRegistration: Sendable, Equatable {
         try self.init(fields: object, endpoint: endpoint, requested: try object.string("requested") ?? "")
     }
 
-    /// The token-store key registrations of `clientName` at `issuer` are kept under. Its client id
-    /// is ``storeClientID``, which no sign-in has, so that ``Accounts`` never lists it.
-    public static func storeKey(issuer: String, clientName: String) -> TokenKey {
-        TokenKey(issuer: issuer, clientID: storeClientID, account: clientName)
+    /// The token-store key registrations of `clientName` at `issuer` for `scope` are kept under.
+    /// Its client id is ``storeClientID``, which no sign-in has, so that ``Accounts`` never lists it.
+    ///
+    /// One registration per scope set (its words sorted): two resources of one server that ask for
+    /// different scopes (a server that authorizes a client only for the scopes it registered, as the
+    /// MCP SDKs' do, needs a registration for each) keep a registration each, instead of replacing
+    /// each other's and the sign-ins made under it.
+    public static func storeKey(issuer: String, clientName: String, scope: String? = nil) -> TokenKey {
+        let words = Set((scope ?? "").split(separator: " ").map(String.init)).sorted()
+        let account = words.isEmpty ? clientName : clientName + " scope=" + words.joined(separator: " ")
+        return TokenKey(issuer: issuer, clientID: storeClientID, account: account)
     }
 
     /// The client id of the keys registrations are stored under.

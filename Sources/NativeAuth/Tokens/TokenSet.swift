@@ -71,7 +71,7 @@ public struct TokenSet: Sendable, Equatable {
     public var derivedCredentials: [DerivedCredential] = []
     /// The client registration this record keeps (RFC 7591), on the records
     /// ``Authenticator/registeringClient(_:initialAccessToken:)`` stores under
-    /// ``ClientRegistration/storeKey(issuer:clientName:)``; `nil` on every sign-in's set. Stored as
+    /// ``ClientRegistration/storeKey(issuer:clientName:scope:)``; `nil` on every sign-in's set. Stored as
     /// `client_registration`: a store that keeps ``storageJSON`` keeps it too.
     public var clientRegistration: ClientRegistration?
 
