@@ -4,14 +4,16 @@
 #   1. in a scratch copy of this repository: clear errors for a bad name, clashing flags, an existing
 #      file and an existing target; then `--name Acme --issuer URL` and `--name Beta --static
 #      --output DIR`, the printed Package.swift lines appended exactly as printed, the generated code
-#      linted (`swift format lint --strict`), built, and its tests run;
-#   2. in a scratch package that depends on NativeAuth by path: the plugin runs there too, names
-#      NativeAuth's products by that package's identity, and what it writes builds and passes its tests.
+#      linted (`swift format lint --strict`) and its two test targets built;
+#   2. in a scratch package that depends on NativeAuth by path (as people use it): the plugin runs
+#      there too, names NativeAuth's products by that package's identity, and what it writes for both
+#      kinds of provider (`--issuer` and `--static`) builds and passes its tests.
 #
 # Both builds reuse this checkout's build directory (--scratch-path), so SwiftPM dependencies are not
-# compiled again; NativeAuth's own modules are, once (their sources are in the copy, which the second
-# package depends on), and the next build here compiles them back. scripts/test.sh runs this after
-# every other build in that directory.
+# compiled again. Step 1 builds only the scaffolded test targets and what they import (NativeAuth and
+# NativeAuthTesting, from the copy), not the whole package with every test target; step 2 runs the
+# tests, in a package whose test bundle holds them alone. scripts/test.sh runs this after every other
+# build in that directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -50,19 +52,32 @@ add_printed_lines() {
     printf '\n%s\n' "$lines" >>Package.swift
 }
 
-# Builds with the shared build directory and runs the tests matching $1, expecting $2 of them.
 # NativeAuthPostgres and NativeAuthMCP (with postgres-nio and the MCP SDK) are left out with their
 # traits off, as in the sanitizer builds: a scaffolded provider needs neither, and compiling them
 # again from the copy cost CI minutes. (The samples are a package of their own: not built here.)
+
+# Builds the test targets named ($@) and what they import, in the copy (step 1).
+build_targets() {
+    rm -f "$repo/.build/debug/description.json"
+    local target
+    for target in "$@"; do
+        swift build --scratch-path "$repo/.build" --disable-default-traits --target "$target" >"$work/build" 2>&1 \
+            || { grep -E 'error|warning:' "$work/build" >&2; fail "$target did not build"; }
+        grep -E 'warning:|Build complete' "$work/build" || true
+    done
+}
+
+# Builds the package in $PWD with its tests and runs them, expecting $1 to pass (step 2). Its
+# manifest turns NativeAuth's traits off (a root package that declares no traits cannot be built
+# with --disable-default-traits).
 build_and_test() {
     rm -f "$repo/.build/debug/description.json"
-    swift build --scratch-path "$repo/.build" --build-tests --disable-default-traits 2>&1 \
-        | grep -E 'error|warning:|Build complete' || true
-    swift test --scratch-path "$repo/.build" --skip-build --disable-default-traits --filter "$1" >"$work/test" 2>&1 || {
+    swift build --scratch-path "$repo/.build" --build-tests 2>&1 | grep -E 'error|warning:|Build complete' || true
+    swift test --scratch-path "$repo/.build" --skip-build >"$work/test" 2>&1 || {
         cat "$work/test" >&2
         fail "the generated tests failed"
     }
-    grep -q "Test run with $2 tests.* passed" "$work/test" || { cat "$work/test" >&2; fail "expected $2 tests to pass"; }
+    grep -q "Test run with $1 tests.* passed" "$work/test" || { cat "$work/test" >&2; fail "expected $1 tests to pass"; }
 }
 
 # --- 1. a scratch copy of this repository ---------------------------------------------------------
@@ -93,12 +108,13 @@ add_printed_lines "$work/out"
 
 swift format lint --strict Sources/AcmeProvider/*.swift Sources/Custom/Beta/*.swift \
     Tests/AcmeProviderTests/*.swift Tests/BetaProviderTests/*.swift
-build_and_test 'AcmeProviderTests|BetaProviderTests' 4
+build_targets AcmeProviderTests BetaProviderTests
 
 # --- 2. a package that depends on NativeAuth by path ----------------------------------------------
 log "scaffold-provider in a package that depends on NativeAuth by path"
-# It depends on the copy above (with its two scaffolded targets), whose NativeAuth modules were just
-# built from those same paths: only the app and its own scaffolded provider are compiled here.
+# It depends on the copy above (with its two scaffolded targets), whose NativeAuth and
+# NativeAuthTesting were just built from those same paths (as a dependency SwiftPM may compile them
+# again: the root's debug modules are built for @testable import).
 cd "$repo"
 mkdir -p "$work/app/Sources/app"
 cat >"$work/app/Package.swift" <<'MANIFEST'
@@ -108,7 +124,7 @@ import PackageDescription
 let package = Package(
     name: "App",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "../NativeAuth")],
+    dependencies: [.package(path: "../NativeAuth", traits: [])],
     targets: [
         .executableTarget(name: "app", dependencies: [.product(name: "NativeAuth", package: "nativeauth")])
     ]
@@ -122,5 +138,7 @@ scaffold --name Gamma --issuer https://id.gamma.example || { cat "$work/out" >&2
 grep -qF '.product(name: "NativeAuthTesting", package: "nativeauth")' "$work/out" \
     || { cat "$work/out" >&2; fail "the printed lines do not name NativeAuth's products by its identity"; }
 add_printed_lines "$work/out"
-build_and_test 'GammaProviderTests' 2
+scaffold --name Delta --static || { cat "$work/out" >&2; fail "scaffold-provider --name Delta --static failed"; }
+add_printed_lines "$work/out"
+build_and_test 4
 echo "scaffold-provider: checked in a scratch copy and in a package that depends on NativeAuth"

@@ -4,7 +4,9 @@
 #   1. installs what the build and the checks need (apt-get; sudo when not root; skipped when present)
 #   2. builds everything, tests included, and checks from the build graph that the core and the
 #      provider modules link neither AsyncHTTPClient, SwiftNIO-SSL nor any swift-nio module
-#      (scripts/check-core-dependencies); then builds the samples package (Samples/: the sample CLIs,
+#      (scripts/check-core-dependencies); builds `nativeauth` with the Cognito trait only and checks
+#      that it links no GitHub code and names the missing trait when asked for GitHub (package
+#      traits, compile-time provider choice); then builds the samples package (Samples/: the sample CLIs,
 #      which the process tests run, and the adapter of the public sender with its tests) into the
 #      same build directory
 #   3. starts the real authorization servers (scripts/test-server: django-oauth-toolkit, and
@@ -25,13 +27,10 @@
 #   5. lints Sources, Tests, Samples, Plugins, Benchmarks and Fuzz with `swift format lint --strict`, and
 #      checks that the core library spells no command-line flag (errors name settings by key)
 #   6. builds the DocC documentation with warnings as errors
-#   7. checks that `nativeauth` links no sandbox server (that is nativeauth-demo's), builds
-#      `nativeauth` with the Cognito trait only and checks that it links no GitHub code and
-#      names the missing trait when asked for GitHub (package traits, compile-time provider choice)
-#   8. builds the Benchmarks package, so that it does not rot (scripts/benchmarks runs it)
-#   9. runs the scaffold-provider plugin in a scratch copy of the repository and in a package that
+#   7. builds the Benchmarks package, so that it does not rot (scripts/benchmarks runs it)
+#   8. runs the scaffold-provider plugin in a scratch copy of the repository and in a package that
 #      depends on that copy by path, and builds and tests what it writes (scripts/check-scaffold.sh)
-#  10. builds the libFuzzer targets (Fuzz/) and runs each for 15 s from its seed corpus
+#   9. builds the libFuzzer targets (Fuzz/) and runs each for 15 s from its seed corpus
 #
 # Environment: SKIP_DOCS=1 skips step 6 on a developer's machine (CI never sets it).
 set -euo pipefail
@@ -105,9 +104,46 @@ for module in NativeAuth NativeAuthGitHub NativeAuthCognito NativeAuthGoogle Nat
 done
 scripts/check-core-dependencies NativeAuth
 
+# Package traits (compile-time provider choice): `nativeauth` with the Cognito trait only links no
+# GitHub code and names the missing trait when asked for GitHub. First, so that the default build
+# after it compiles again only what the traits change.
+log "building nativeauth with --traits Cognito only"
+build_package --traits Cognito --product nativeauth
+providers=$(.build/debug/nativeauth --help | grep 'Providers in this build')
+[[ $providers == *"oidc, cognito."* ]] || { echo "unexpected: $providers" >&2; exit 1; }
+if strings .build/debug/nativeauth | grep -q GitHubProvider; then
+    echo "the Cognito-only nativeauth links GitHub code" >&2
+    exit 1
+fi
+set +e
+answer=$(.build/debug/nativeauth login --provider github --client-id x 2>&1)
+status=$?
+set -e
+[[ $status == 1 && $answer == *"without the GitHub trait"* ]] || { echo "unexpected: $status $answer" >&2; exit 1; }
+# GitHub's own options are not in this build either: the refused option names the trait too.
+set +e
+answer=$(.build/debug/nativeauth login --provider github --host https://github.example --client-id x 2>&1)
+status=$?
+set -e
+[[ $status == 1 && $answer == *"without the GitHub trait"* && $answer == *"--host"* ]] || {
+    echo "unexpected: $status $answer" >&2
+    exit 1
+}
+
 # The sample CLIs (the process tests run them) and the samples' own tests, in the same build directory.
 log "building the samples package (Samples/), tests included"
 build_package --build-tests
+# On Linux the tools send with AsyncHTTPClient and link no FoundationNetworking: libcurl and its
+# forty libraries would cost every start 7 MB and milliseconds (NativeAuthURLSession is Apple's).
+if ldd .build/debug/nativeauth | grep -E 'libcurl|libFoundationNetworking'; then
+    echo "nativeauth links FoundationNetworking or libcurl (above)" >&2
+    exit 1
+fi
+# The CLI people ship links no sandbox server: the demo and the sandbox are nativeauth-demo's.
+if strings .build/debug/nativeauth | grep -q SandboxAuthorizationServer; then
+    echo "nativeauth links the sandbox authorization server (NativeAuthTesting)" >&2
+    exit 1
+fi
 
 # --- 3. tests -----------------------------------------------------------------------------------
 log "starting the real authorization server"
@@ -256,7 +292,8 @@ started_server=0
 
 # --- 4. leak check ------------------------------------------------------------------------------
 log "checking LenientJSON for leaks under valgrind"
-swift build --product LenientJSONLeakCheck
+# Built by step 2 (a root product); building it here again would recompile the modules the samples'
+# build compiled as a dependency.
 valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 \
     "$(swift build --show-bin-path)/LenientJSONLeakCheck"
 
@@ -291,54 +328,18 @@ if [[ ${SKIP_DOCS:-0} != 1 ]]; then
     rm -f "$docs_log"
 fi
 
-# --- 7. package traits ---------------------------------------------------------------------------
-log "building nativeauth with --traits Cognito only"
-build_package --traits Cognito --product nativeauth
-providers=$(.build/debug/nativeauth --help | grep 'Providers in this build')
-[[ $providers == *"oidc, cognito."* ]] || { echo "unexpected: $providers" >&2; exit 1; }
-if strings .build/debug/nativeauth | grep -q GitHubProvider; then
-    echo "the Cognito-only nativeauth links GitHub code" >&2
-    exit 1
-fi
-set +e
-answer=$(.build/debug/nativeauth login --provider github --client-id x 2>&1)
-status=$?
-set -e
-[[ $status == 1 && $answer == *"without the GitHub trait"* ]] || { echo "unexpected: $status $answer" >&2; exit 1; }
-# GitHub's own options are not in this build either: the refused option names the trait too.
-set +e
-answer=$(.build/debug/nativeauth login --provider github --host https://github.example --client-id x 2>&1)
-status=$?
-set -e
-[[ $status == 1 && $answer == *"without the GitHub trait"* && $answer == *"--host"* ]] || {
-    echo "unexpected: $status $answer" >&2
-    exit 1
-}
-build_package --product nativeauth >/dev/null  # back to the default traits
-# On Linux the tools send with AsyncHTTPClient and link no FoundationNetworking: libcurl and its
-# forty libraries would cost every start 7 MB and milliseconds (NativeAuthURLSession is Apple's).
-if ldd .build/debug/nativeauth | grep -E 'libcurl|libFoundationNetworking'; then
-    echo "nativeauth links FoundationNetworking or libcurl (above)" >&2
-    exit 1
-fi
-# The CLI people ship links no sandbox server: the demo and the sandbox are nativeauth-demo's.
-if strings .build/debug/nativeauth | grep -q SandboxAuthorizationServer; then
-    echo "nativeauth links the sandbox authorization server (NativeAuthTesting)" >&2
-    exit 1
-fi
-
-# --- 8. benchmarks ---------------------------------------------------------------------------------
+# --- 7. benchmarks ---------------------------------------------------------------------------------
 # In this checkout's build directory: what the two packages share (SwiftNIO, AsyncHTTPClient,
 # BoringSSL, and NativeAuth's own modules, built from these same sources) is not compiled again.
 # Before the scaffold check, which compiles NativeAuth's modules from a copy.
 log "building the Benchmarks package (not running it: scripts/benchmarks does)"
 build_package --package-path Benchmarks
 
-# --- 9. the scaffold-provider plugin --------------------------------------------------------------
+# --- 8. the scaffold-provider plugin --------------------------------------------------------------
 log "scaffold-provider, in a scratch copy and in a package that depends on it"
 bash scripts/check-scaffold.sh
 
-# --- 10. fuzzing smoke run ------------------------------------------------------------------------
+# --- 9. fuzzing smoke run -------------------------------------------------------------------------
 # Unoptimized, in the AddressSanitizer build directory above (its C modules are reused): a quarter of
 # an hour less than an optimized build, and enough runs for a smoke test.
 log "fuzzing each parser of untrusted input for 15 s (scripts/fuzz; longer runs: Fuzz/RUNS.md)"
